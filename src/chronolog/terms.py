@@ -1,0 +1,178 @@
+"""Dictionary encoding of RDF terms: every term becomes an int once, at ingestion.
+
+Hot loops (joins, filters, temporal patterns) compare ints. Literal values used by
+comparisons and arithmetic are decoded once per term and cached, tagged with a value
+class so that only comparable values are compared (SPARQL's operator mapping).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from decimal import Decimal, InvalidOperation
+from typing import Union
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+Term = Union[NamedNode, BlankNode, Literal]
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+OWL = "http://www.w3.org/2002/07/owl#"
+
+XSD_STRING = NamedNode(XSD + "string")
+XSD_INTEGER = NamedNode(XSD + "integer")
+XSD_DECIMAL = NamedNode(XSD + "decimal")
+XSD_DOUBLE = NamedNode(XSD + "double")
+XSD_BOOLEAN = NamedNode(XSD + "boolean")
+XSD_DATETIME = NamedNode(XSD + "dateTime")
+RDF_LANGSTRING = RDF + "langString"
+
+# Value classes: values compare by order only within one class.
+V_NODE = 0  # IRI or blank node: no literal value
+V_NUMERIC = 1
+V_STRING = 2  # simple literal or xsd:string
+V_BOOLEAN = 3
+V_DATETIME = 4  # value: epoch microseconds (UTC; no timezone read as UTC)
+V_LANGSTRING = 5  # value: (lexical, language)
+V_OTHER = 6  # other datatypes and ill-typed literals: identity only
+
+Value = tuple[int, object]
+
+_INTEGER_TYPES = frozenset(
+    XSD + t
+    for t in (
+        "integer", "int", "long", "short", "byte", "nonNegativeInteger", "nonPositiveInteger",
+        "positiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort",
+        "unsignedByte",
+    )
+)
+_FLOAT_TYPES = frozenset((XSD + "double", XSD + "float"))
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def parse_datetime_us(lexical: str) -> int:
+    """Epoch microseconds of an xsd:dateTime lexical form (no timezone is read as UTC)."""
+    text = lexical.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    moment = _dt.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.timezone.utc)
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def literal_value(term: Literal) -> Value:
+    """The value class and Python value of a literal; ill-typed literals are V_OTHER."""
+    dtype = term.datatype.value
+    lexical = term.value
+    try:
+        if dtype == XSD + "string":
+            return (V_STRING, lexical)
+        if dtype == RDF_LANGSTRING:
+            return (V_LANGSTRING, (lexical, (term.language or "").lower()))
+        if dtype in _INTEGER_TYPES:
+            return (V_NUMERIC, int(lexical.strip()))
+        if dtype == XSD + "decimal":
+            text = lexical.strip()
+            if not text or any(c in text for c in "eEnNiI"):
+                raise ValueError(lexical)
+            return (V_NUMERIC, Decimal(text))
+        if dtype in _FLOAT_TYPES:
+            text = lexical.strip()
+            special = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
+            return (V_NUMERIC, special[text] if text in special else float(text))
+        if dtype == XSD + "boolean":
+            text = lexical.strip()
+            if text in ("true", "1"):
+                return (V_BOOLEAN, True)
+            if text in ("false", "0"):
+                return (V_BOOLEAN, False)
+            raise ValueError(lexical)
+        if dtype == XSD + "dateTime":
+            return (V_DATETIME, parse_datetime_us(lexical))
+    except (ValueError, InvalidOperation, KeyError):
+        return (V_OTHER, None)
+    return (V_OTHER, None)
+
+
+def literal_of(value: object) -> Literal:
+    """The canonical literal for a Python value produced by arithmetic or aggregation."""
+    if isinstance(value, bool):
+        return Literal("true" if value else "false", datatype=XSD_BOOLEAN)
+    if isinstance(value, int):
+        return Literal(str(value), datatype=XSD_INTEGER)
+    if isinstance(value, Decimal):
+        text = format(value.normalize(), "f") if value == value.to_integral() else format(value, "f")
+        if "." not in text:
+            text += ".0"
+        return Literal(text, datatype=XSD_DECIMAL)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return Literal("NaN", datatype=XSD_DOUBLE)
+        if math.isinf(value):
+            return Literal("INF" if value > 0 else "-INF", datatype=XSD_DOUBLE)
+        return Literal(repr(value).replace("e+", "E").replace("e", "E"), datatype=XSD_DOUBLE)
+    if isinstance(value, str):
+        return Literal(value)
+    raise TypeError(f"no RDF literal for {type(value).__name__} value {value!r}")
+
+
+class TermDictionary:
+    """Bidirectional map between RDF terms and dense int ids (0, 1, 2, ...).
+
+    One dictionary serves one engine: the background, the stream and the programs are
+    all encoded with it, so equal terms are equal ints everywhere.
+    """
+
+    __slots__ = ("_ids", "_terms", "_values")
+
+    def __init__(self) -> None:
+        self._ids: dict[Term, int] = {}
+        self._terms: list[Term] = []
+        self._values: list[Value | None] = []
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def encode(self, term: Term) -> int:
+        """The id of ``term``, assigning the next id on first sight."""
+        tid = self._ids.get(term)
+        if tid is None:
+            tid = len(self._terms)
+            self._ids[term] = tid
+            self._terms.append(term)
+            self._values.append(None)
+        return tid
+
+    def iri(self, iri: str) -> int:
+        """The id of the IRI ``iri``."""
+        return self.encode(NamedNode(iri))
+
+    def lookup(self, term: Term) -> int | None:
+        """The id of ``term`` if it was ever encoded, else None (never assigns)."""
+        return self._ids.get(term)
+
+    def decode(self, tid: int) -> Term:
+        """The term behind id ``tid``."""
+        return self._terms[tid]
+
+    def value(self, tid: int) -> Value:
+        """(value class, Python value) of the term ``tid``, cached after the first call."""
+        cached = self._values[tid]
+        if cached is None:
+            term = self._terms[tid]
+            cached = literal_value(term) if isinstance(term, Literal) else (V_NODE, None)
+            self._values[tid] = cached
+        return cached
+
+    def encode_value(self, value: object) -> int:
+        """The id of the canonical literal of a Python value (see ``literal_of``)."""
+        return self.encode(literal_of(value))
+
+    def is_literal(self, tid: int) -> bool:
+        return isinstance(self._terms[tid], Literal)
+
+    def is_blank(self, tid: int) -> bool:
+        return isinstance(self._terms[tid], BlankNode)
