@@ -58,6 +58,12 @@ class Relation:
                 bucket.append(fact)
         return True
 
+    def clear(self) -> None:
+        """Drop every fact, keeping the index objects (bound lookups stay valid)."""
+        self.facts.clear()
+        for index in self._indexes.values():
+            index.clear()
+
     def add_all(self, facts: Iterable[Fact]) -> list[Fact]:
         """Insert many facts; returns those that were new, in order."""
         return [f for f in facts if self.add(f)]
@@ -118,6 +124,10 @@ class Database:
 
     def __len__(self) -> int:
         return sum(len(r) for r in self.relations.values())
+
+    def clear(self) -> None:
+        for rel in self.relations.values():
+            rel.clear()
 
 
 class Layers:
