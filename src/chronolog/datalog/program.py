@@ -44,6 +44,7 @@ class Rule:
     body: tuple[Step, ...]
     label: str | None
     place: Place
+    negation_places: dict[int, Place] = field(default_factory=dict)  # body index -> place
     stratum: int = -1
 
     @property
@@ -161,10 +162,13 @@ class _Lowering:
             if isinstance(lit, AtomNode) and not lit.negated:
                 positive_vars |= {Var(a.value) for a in lit.args if a.kind == "var"}
         body: list[Step] = []
+        negation_places: dict[int, Place] = {}
         bound = set(positive_vars)
         pending_assign: list[tuple[BinaryNode, Var]] = []
         for lit in node.body:
             if isinstance(lit, AtomNode):
+                if lit.negated:
+                    negation_places[len(body)] = self.place(lit.pos)
                 body.append(self.atom(lit))
                 continue
             target = lit.left
@@ -209,17 +213,17 @@ class _Lowering:
             head = self.atom(node.head)
             if node.head.negated:
                 raise self.error("a rule head cannot be negated", node.head.pos)
-            for a, argnode in zip(head.args, node.head.args):
+            for argnode in node.head.args:
                 if argnode.kind == "bnode" and node.body:
                     raise self.error("blank nodes are not allowed in rule heads", argnode.pos)
-                if isinstance(a, Var) and a not in bound:
-                    raise self.error(f"unsafe rule: head variable ?{a} is not bound in the body", argnode.pos)
+                if argnode.kind == "var" and Var(argnode.value) not in bound:
+                    raise self.error(f"unsafe rule: head variable ?{argnode.value} is not bound in the body", argnode.pos)
         for lit in node.body:
             if isinstance(lit, AtomNode):
                 for a in lit.args:
                     if a.kind == "bnode":
                         raise self.error("blank nodes are not allowed in rule bodies; use a variable", a.pos)
-        return Rule(index, head, tuple(body), node.label, self.place(node.pos))
+        return Rule(index, head, tuple(body), node.label, self.place(node.pos), negation_places)
 
     def _first_unbound(self, node: ExprNode, bound: set[Var]) -> TermNode | None:
         if isinstance(node, TermNode):
@@ -279,9 +283,11 @@ def stratify(rules: list[Rule]) -> list[list[Rule]]:
         for r, negated, atom in edges:
             if negated and component_of[q] == component_of[r]:
                 rule = by_index[r]
+                place = next(p for i, p in rule.negation_places.items() if rule.body[i] is atom)
+                via = "itself" if q == r else str(by_index[q])
                 raise ChronologSyntaxError(
-                    f"negation through recursion: the negated atom in this rule depends on the rule itself "
-                    f"(via {by_index[q]})", rule.place.filename, rule.place.line, rule.place.column, rule.place.text)
+                    f"negation through recursion: this negated atom depends on the rule it is in, via {via}",
+                    place.filename, place.line, place.column, place.text)
     for n, stratum in enumerate(strata):
         for r in stratum:
             r.stratum = n
