@@ -133,7 +133,7 @@ def test_rule_errors_name_the_place(text: str, where: str, message: str) -> None
 
 # -- differential: per-time-point reasoning == naive fixpoint from scratch ----------------
 
-CONSTS = ["a", "b", "c", "d"]
+CONSTS = ["a", "b", "c"]
 VARS = ["?x", "?y", "?z"]
 
 
@@ -160,8 +160,8 @@ def programs(draw):
         head = (draw(st.sampled_from(bound + CONSTS)), preds[head_pred], draw(st.sampled_from(bound)))
         strata[level].append((head, pos, neg))
     fact = st.tuples(st.sampled_from(CONSTS), st.sampled_from(preds), st.sampled_from(CONSTS))
-    background = draw(st.sets(fact, max_size=8))
-    points = draw(st.lists(st.sets(fact, max_size=4), min_size=1, max_size=5))
+    background = draw(st.sets(fact, max_size=12))
+    points = draw(st.lists(st.sets(fact, max_size=6), min_size=1, max_size=5))
     return strata, background, points
 
 
