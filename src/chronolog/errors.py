@@ -1,6 +1,8 @@
 """Errors users read: every static error names FILE:LINE:COL, every runtime error its place."""
 from __future__ import annotations
 
+from bisect import bisect_right
+
 
 class ChronologError(Exception):
     """Base class of every error chronolog raises on purpose."""
@@ -27,12 +29,7 @@ class ChronologSyntaxError(SyntaxError, ChronologError):
     @classmethod
     def at(cls, message: str, source: str, pos: int, filename: str | None) -> "ChronologSyntaxError":
         """Build an error at character offset ``pos`` of ``source``."""
-        line_start = source.rfind("\n", 0, pos) + 1
-        line_end = source.find("\n", pos)
-        if line_end < 0:
-            line_end = len(source)
-        lineno = source.count("\n", 0, pos) + 1
-        return cls(message, filename, lineno, pos - line_start + 1, source[line_start:line_end])
+        return SourceMap(source, filename).error(message, pos)
 
     def __str__(self) -> str:
         where = f"{self.filename or '<input>'}:{self.lineno or 0}:{self.offset or 0}: "
@@ -47,3 +44,23 @@ class ChronologSyntaxError(SyntaxError, ChronologError):
 
 class LateElementError(ChronologError):
     """A stream element older than the stream's current time, under the 'reject' policy."""
+
+
+class SourceMap:
+    """Character offsets of one source text to (line, column, line text), in O(log n)."""
+
+    def __init__(self, source: str, filename: str | None) -> None:
+        self.source = source
+        self.filename = filename
+        self._starts = [0] + [i + 1 for i, c in enumerate(source) if c == "\n"]
+
+    def position(self, pos: int) -> tuple[int, int, str]:
+        """1-based line and column of ``pos``, and the text of its line."""
+        line = bisect_right(self._starts, pos)
+        start = self._starts[line - 1]
+        end = self._starts[line] - 1 if line < len(self._starts) else len(self.source)
+        return line, pos - start + 1, self.source[start:end]
+
+    def error(self, message: str, pos: int) -> ChronologSyntaxError:
+        line, column, text = self.position(pos)
+        return ChronologSyntaxError(message, self.filename, line, column, text)

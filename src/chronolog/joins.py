@@ -131,15 +131,20 @@ class CompiledJoin:
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
         self.source, self._consts = _generate(self.steps, self.outputs, self.inputs)
-        namespace: dict[str, object] = {"EMPTY": EMPTY}
-        exec(compile(self.source, "<join>", "exec"), namespace)
-        self._factory = namespace["make"]
+        factory = _FACTORIES.get(self.source)
+        if factory is None:
+            namespace: dict[str, object] = {"EMPTY": EMPTY}
+            exec(compile(self.source, "<join>", "exec"), namespace)
+            factory = _FACTORIES[self.source] = namespace["make"]
+        self._factory = factory
 
     def bind(self, view: Layers) -> Callable[..., list[tuple]]:
         """Resolve the index lookups of every step against ``view``."""
         args: list[object] = []
         for kind, step, mask in self._consts:
-            if kind == "lookup":
+            if kind == "value":
+                args.append(step)
+            elif kind == "lookup":
                 args.append(view.lookup(step.relation, mask))
             elif kind == "scan":
                 args.append(_scanner(view, step.relation))
@@ -150,23 +155,32 @@ class CompiledJoin:
         return self._factory(*args)
 
 
+# generated source -> factory: bodies of the same shape compile once
+_FACTORIES: dict[str, Callable[..., Callable[..., list[tuple]]]] = {}
+
+
 def _scanner(view: Layers, relation: str) -> Callable[[], Iterable[Fact]]:
     return lambda: view.scan(relation)
 
 
 def _generate(steps: Sequence[Step], outputs: Sequence[Arg], inputs: Sequence[Var]) -> tuple[str, list]:
     """Python source of the nested loops, and the objects the factory must receive."""
-    consts: list[tuple[str, Step, Mask]] = []
+    consts: list[tuple[str, object, Mask]] = []
     names: dict[Var, str] = {}
     params: list[str] = []
+    constants: dict[int, str] = {}  # constants are parameters, so same-shaped bodies share code
 
-    def new_const(kind: str, step: Step, mask: Mask = ()) -> str:
+    def new_const(kind: str, step: object, mask: Mask = ()) -> str:
         consts.append((kind, step, mask))
         params.append(f"c{len(consts) - 1}")
         return params[-1]
 
     def val(a: Arg) -> str:
-        return names[a] if isinstance(a, Var) else repr(a)
+        if isinstance(a, Var):
+            return names[a]
+        if a not in constants:
+            constants[a] = new_const("value", a)  # type: ignore[arg-type]
+        return constants[a]
 
     for i, v in enumerate(inputs):
         names[v] = f"i{i}"

@@ -14,7 +14,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.datalog.builtins import Evaluator, Expressions
 from chronolog.datalog.syntax import AtomNode, BinaryNode, ExprNode, ProgramNode, RuleNode, TermNode, parse
-from chronolog.errors import ChronologSyntaxError
+from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.joins import Arg, Assign, Filter, Pattern, Step, Var
 from chronolog.store import TRIPLE
 from chronolog.terms import RDF, XSD, TermDictionary
@@ -83,13 +83,14 @@ class _Lowering:
         self.expressions = expressions
         self.arities = arities
         self.rdf_type = dictionary.iri(RDF + "type")
+        self.map = SourceMap(tree.source, tree.filename)
 
     def error(self, message: str, pos: int) -> ChronologSyntaxError:
-        return ChronologSyntaxError.at(message, self.tree.source, pos, self.tree.filename)
+        return self.map.error(message, pos)
 
     def place(self, pos: int) -> Place:
-        err = self.error("", pos)
-        return Place(err.filename, err.lineno or 0, err.offset or 0, err.text or "")
+        line, column, text = self.map.position(pos)
+        return Place(self.tree.filename, line, column, text)
 
     def constant(self, node: TermNode) -> int:
         if node.kind == "iri":

@@ -109,8 +109,7 @@ class Reasoner:
         new = [t for t in triples if not known(t) and add(t)]
         if not new:
             return self._now
-        everything = set(range(len(self.program.strata)))
-        if self._saturate(self._now, overlay, {TRIPLE: new}, everything, guard=True):
+        if self._saturate(self._now, overlay, {TRIPLE: new}, None, guard=True):
             return self._now
         # negation may see different facts at t: recompute the non-monotone strata
         overlay.clear()
@@ -165,10 +164,11 @@ class Reasoner:
                         for rule, i in routes.get(("class", cls), ()):
                             yield rule, i, sub
 
-    def _saturate(self, view: Layers, target: Database, seed: Batch, strata: set[int], guard: bool = False) -> bool:
+    def _saturate(self, view: Layers, target: Database, seed: Batch, strata: set[int] | None,
+                  guard: bool = False) -> bool:
         """Derive into ``target`` everything that follows from the new facts ``seed``.
 
-        Only rules of ``strata`` run. With ``guard``, stop and return False as soon as a new
+        Only rules of ``strata`` (all if None) run. With ``guard``, stop and return False as soon as a new
         fact could be seen by a negated atom of a non-monotone stratum.
         """
         pending: dict[int, list[tuple[Rule, int, list[Fact]]]] = defaultdict(list)
@@ -179,7 +179,7 @@ class Reasoner:
                 return False
             for rule, i, facts in self._routes_of(batch, self._routes):
                 s = rule.stratum
-                if s in strata:
+                if strata is None or s in strata:
                     if s not in pending:
                         heapq.heappush(queue, s)
                     pending[s].append((rule, i, facts))

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from chronolog.errors import ChronologSyntaxError
+from chronolog.errors import ChronologSyntaxError, SourceMap
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class _Parser:
 
     def error(self, message: str, tok: Token | None = None) -> ChronologSyntaxError:
         tok = tok or self.peek()
-        return ChronologSyntaxError.at(message, self.source, tok.pos, self.filename)
+        return SourceMap(self.source, self.filename).error(message, tok.pos)
 
     def peek(self, ahead: int = 0) -> Token:
         return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
