@@ -15,7 +15,7 @@ import io
 import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Union
 
 import pyoxigraph
@@ -102,19 +102,24 @@ class BlankNodeScope:
         return tid
 
 
-def encode_quads(
-    quads: Iterable[Quad], dictionary: TermDictionary, scope: BlankNodeScope
-) -> Iterator[tuple[EncodedTriple, Quad]]:
-    """Each quad with its encoded triple (graph name untouched): the one encoding loop."""
+def quad_encoder(
+    dictionary: TermDictionary, scope: BlankNodeScope | None = None
+) -> Callable[[Quad], EncodedTriple]:
+    """The function encoding a quad's triple (graph name ignored): the one encoding loop
+    body, with blank nodes mapped through ``scope`` (a fresh scope by default)."""
     encode = dictionary.encode
-    for quad in quads:
+    blank = scope or BlankNodeScope(dictionary)
+
+    def encode_quad(quad: Quad) -> EncodedTriple:
         s = quad.subject
         o = quad.object
-        yield (
-            scope(s) if type(s) is BlankNode else encode(s),
+        return (
+            blank(s) if type(s) is BlankNode else encode(s),
             encode(quad.predicate),
-            scope(o) if type(o) is BlankNode else encode(o),
-        ), quad
+            blank(o) if type(o) is BlankNode else encode(o),
+        )
+
+    return encode_quad
 
 
 def parse_quads(
@@ -127,6 +132,8 @@ def parse_quads(
 ) -> Iterator[Quad]:
     """pyoxigraph quads of a path, a binary file object or ``text``, in document order.
 
+    The format and the file are checked now; parsing happens as the quads are consumed.
+
     Syntax errors become ChronologSyntaxError at FILE:LINE:COL with the offending line;
     ``filename`` names ``text`` or a file object in messages.
     """
@@ -135,17 +142,26 @@ def parse_quads(
         parser = pyoxigraph.parse(text, fmt, base_iri=base_iri)
         name = filename
     elif isinstance(source, (str, os.PathLike)):
-        parser = pyoxigraph.parse(path=source, format=fmt, base_iri=base_iri)
+        try:
+            parser = pyoxigraph.parse(path=source, format=fmt, base_iri=base_iri)
+        except OSError as error:  # pyoxigraph's message does not name the file
+            raise type(error)(f"{os.fspath(source)}: {error}") from None
         name = os.fspath(source)
     elif source is not None:
         parser = pyoxigraph.parse(source, fmt, base_iri=base_iri)
         name = filename or getattr(source, "name", None)
     else:
         raise TypeError("parse_quads needs a source or text")
+    path = source if text is None and isinstance(source, (str, os.PathLike)) else None
+    return _reraising(parser, name, text, path)
+
+
+def _reraising(
+    parser: Iterator[Quad], name: str | None, text: str | None, path: str | os.PathLike[str] | None
+) -> Iterator[Quad]:
     try:
         yield from parser
     except SyntaxError as error:
-        path = source if text is None and isinstance(source, (str, os.PathLike)) else None
         raise syntax_error(error, name, text=text, path=path) from None
 
 
@@ -181,9 +197,7 @@ def iter_encoded_triples(
     The format comes from ``format`` or the file extension. Triples of all graphs are
     yielded (graph names dropped), in document order, duplicates included.
     """
-    quads = parse_quads(source, format=format, base_iri=base_iri)
-    for triple, _ in encode_quads(quads, dictionary, BlankNodeScope(dictionary)):
-        yield triple
+    return map(quad_encoder(dictionary), parse_quads(source, format=format, base_iri=base_iri))
 
 
 def encode_text(
@@ -196,8 +210,7 @@ def encode_text(
 ) -> Iterator[EncodedTriple]:
     """Encoded triples of RDF ``text`` in ``format`` (same rules as iter_encoded_triples)."""
     quads = parse_quads(text=text, format=format, base_iri=base_iri, filename=filename)
-    for triple, _ in encode_quads(quads, dictionary, BlankNodeScope(dictionary)):
-        yield triple
+    return map(quad_encoder(dictionary), quads)
 
 
 def load_graph(
