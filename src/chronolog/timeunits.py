@@ -47,7 +47,7 @@ def parse_duration(text: str, *, ms_per_unit: int = 1) -> int:
     body = text.strip()
     if re.fullmatch(r"\d+", body):
         return int(body)
-    if body[:1] in "Pp":
+    if body[:1] in ("P", "p"):
         ms = _iso_duration_ms(body.upper(), text)
     else:
         match = _AMOUNT_UNIT.fullmatch(body)
