@@ -92,11 +92,13 @@ class BlankNodeScope:
     def __init__(self, dictionary: TermDictionary) -> None:
         self._dictionary = dictionary
         self._ids: dict[BlankNode, int] = {}
-        self._prefix = f"cl{next(_scope_ids)}b"
+        self._prefix = ""  # taken at the first blank node: most stream elements have none
 
     def __call__(self, node: BlankNode) -> int:
         tid = self._ids.get(node)
         if tid is None:
+            if not self._prefix:
+                self._prefix = f"cl{next(_scope_ids)}b"
             tid = self._dictionary.encode(BlankNode(self._prefix + str(len(self._ids))))
             self._ids[node] = tid
         return tid
