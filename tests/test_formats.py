@@ -1,3 +1,4 @@
+import doctest
 import io
 from pathlib import Path
 
@@ -6,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat
 
+from chronolog import formats
 from chronolog.errors import ChronologSyntaxError
 from chronolog.formats import encode_text, iter_encoded_triples, load_graph, rdf_format, write_triples
 from chronolog.terms import TermDictionary
@@ -154,3 +156,7 @@ def test_citybench_files_parse(path: str, fmt: str | None, count: int) -> None:
     dictionary = TermDictionary()
     triples = load_graph(CITYBENCH / path, dictionary, format=fmt)
     assert len(triples) == count
+
+
+def test_docstring_examples() -> None:
+    assert doctest.testmod(formats).failed == 0

@@ -1,3 +1,4 @@
+import doctest
 import io
 import tracemalloc
 from pathlib import Path
@@ -7,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode
 
+from chronolog import streams
 from chronolog.errors import ChronologSyntaxError, LateElementError
 from chronolog.streams import (
     JsonlWriter,
@@ -111,11 +113,11 @@ literals = st.one_of(
     st.text("0123456789.-", min_size=1, max_size=5).map(lambda s: Literal(s, datatype=NamedNode(EX + "unit"))),
 )
 graphs = st.lists(st.tuples(nodes, nodes.filter(lambda t: isinstance(t, NamedNode)), st.one_of(nodes, literals)), max_size=6)
-streams = st.lists(st.tuples(st.integers(0, 50), graphs), max_size=8)
+stream_contents = st.lists(st.tuples(st.integers(0, 50), graphs), max_size=8)
 
 
 @settings(max_examples=80, deadline=None)
-@given(streams, st.sampled_from(["trig", "jsonl"]), st.sampled_from(["integer", "dateTime"]), st.integers(-(10**12), 10**12))
+@given(stream_contents, st.sampled_from(["trig", "jsonl"]), st.sampled_from(["integer", "dateTime"]), st.integers(-(10**12), 10**12))
 def test_written_streams_read_back_identically(stream, fmt: str, time_datatype: str, start: int) -> None:
     dictionary = TermDictionary()
     elements, time = [], start
@@ -363,3 +365,7 @@ def test_late_policies_are_validated_when_built() -> None:
         LatePolicy.named("drop")
     with pytest.raises(TypeError, match="a late-data sink must be a callable or a list, not int"):
         LatePolicy.divert(3)  # type: ignore[arg-type]
+
+
+def test_docstring_examples() -> None:
+    assert doctest.testmod(streams).failed == 0

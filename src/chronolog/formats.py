@@ -210,7 +210,12 @@ def encode_text(
     base_iri: str | None = None,
     filename: str | None = None,
 ) -> Iterator[EncodedTriple]:
-    """Encoded triples of RDF ``text`` in ``format`` (same rules as iter_encoded_triples)."""
+    """Encoded triples of RDF ``text`` in ``format`` (same rules as iter_encoded_triples).
+
+    >>> dictionary = TermDictionary()
+    >>> list(encode_text('<http://e/a> <http://e/p> "x", "y" .', dictionary, format="ttl"))
+    [(0, 1, 2), (0, 1, 3)]
+    """
     quads = parse_quads(text=text, format=format, base_iri=base_iri, filename=filename)
     return map(quad_encoder(dictionary), quads)
 

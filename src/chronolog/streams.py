@@ -149,7 +149,12 @@ def apply_late_policy(located: Iterable[Located], policy: LatePolicy) -> Iterato
 
 
 def group_time_points(elements: Iterable[StreamElement]) -> Iterator[tuple[int, list[StreamElement]]]:
-    """``(time, elements)`` for each run of consecutive elements with equal time."""
+    """``(time, elements)`` for each run of consecutive elements with equal time.
+
+    >>> elements = [StreamElement(1, ()), StreamElement(1, ()), StreamElement(2, ())]
+    >>> [(time, len(group)) for time, group in group_time_points(elements)]
+    [(1, 2), (2, 1)]
+    """
     for time, group in itertools.groupby(elements, key=lambda element: element.time):
         yield time, list(group)
 
@@ -331,7 +336,13 @@ def read_jsonl(
     base_iri: str | None = None,
     ms_per_unit: int = 1,
 ) -> Iterator[StreamElement]:
-    """The elements of a JSON Lines stream (layout in the module docstring)."""
+    """The elements of a JSON Lines stream (layout in the module docstring).
+
+    >>> import io
+    >>> data = io.BytesIO(b'{"time": 5, "graph": "<http://e/a> <http://e/p> 1 ."}\\n')
+    >>> [(element.time, len(element.triples)) for element in read_jsonl(data, TermDictionary())]
+    [(5, 1)]
+    """
     located = _jsonl_elements(source, dictionary, base_iri, ms_per_unit)
     return apply_late_policy(located, late or LatePolicy.reject())
 
