@@ -124,6 +124,14 @@ def quad_encoder(
     return encode_quad
 
 
+def source_name(source: Source) -> str | None:
+    """The name to show in messages: a path, or a file object's ``name`` when it has one."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else None
+
+
 def parse_quads(
     source: Source | None = None,
     *,
@@ -148,10 +156,10 @@ def parse_quads(
             parser = pyoxigraph.parse(path=source, format=fmt, base_iri=base_iri)
         except OSError as error:  # pyoxigraph's message does not name the file
             raise type(error)(f"{os.fspath(source)}: {error}") from None
-        name = os.fspath(source)
+        name = source_name(source)
     elif source is not None:
         parser = pyoxigraph.parse(source, fmt, base_iri=base_iri)
-        name = filename or getattr(source, "name", None)
+        name = filename or source_name(source)
     else:
         raise TypeError("parse_quads needs a source or text")
     path = source if text is None and isinstance(source, (str, os.PathLike)) else None
@@ -164,10 +172,10 @@ def _reraising(
     try:
         yield from parser
     except SyntaxError as error:
-        raise syntax_error(error, name, text=text, path=path) from None
+        raise _syntax_error(error, name, text=text, path=path) from None
 
 
-def syntax_error(
+def _syntax_error(
     error: SyntaxError,
     filename: str | None,
     *,
@@ -245,7 +253,7 @@ def decode_triples(triples: Iterable[EncodedTriple], dictionary: TermDictionary)
         yield Triple(decode(s), decode(p), decode(o))
 
 
-def sort_key(triple: Triple) -> tuple[str, str, str]:
+def _sort_key(triple: Triple) -> tuple[str, str, str]:
     """An order on triples that does not depend on id assignment (N-Triples text)."""
     return (str(triple.subject), str(triple.predicate), str(triple.object))
 
@@ -268,7 +276,7 @@ def write_triples(
     fmt = rdf_format(format, output)
     decoded: Iterable[Triple] = decode_triples(triples, dictionary)
     if sort:
-        decoded = sorted(decoded, key=sort_key)
+        decoded = sorted(decoded, key=_sort_key)
     items: Iterable[Triple | Quad] = decoded
     if fmt.supports_datasets:
         default = DefaultGraph()

@@ -43,7 +43,16 @@ import pyoxigraph
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat
 
 from .errors import ChronologError, ChronologSyntaxError, LateElementError
-from .formats import EncodedTriple, Output, Source, decode_triples, encode_text, parse_quads, quad_encoder
+from .formats import (
+    EncodedTriple,
+    Output,
+    Source,
+    decode_triples,
+    encode_text,
+    parse_quads,
+    quad_encoder,
+    source_name,
+)
 from .terms import XSD, TermDictionary
 from .timeunits import TimeFormatError, datetime_to_time, time_to_datetime
 
@@ -181,12 +190,6 @@ def _stream_format(format: str | None, source: Source | Output) -> str:
     return format.lower()
 
 
-def _source_name(source: Source) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    return str(getattr(source, "name", "<stream>"))
-
-
 def read_stream(
     source: Source,
     dictionary: TermDictionary,
@@ -223,7 +226,7 @@ class _TrigElements:
 
     def __init__(self, source: Source, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int) -> None:
         self._quads = parse_quads(source, format=RdfFormat.TRIG, base_iri=base_iri)
-        self._name = _source_name(source)
+        self._name = source_name(source) or "<stream>"
         self._encode = quad_encoder(dictionary)  # one blank node scope: the whole file
         self._ms_per_unit = ms_per_unit
         self._count = 0  # elements assembled so far
@@ -320,7 +323,7 @@ class _TrigElements:
                     return int(value.value)
                 if datatype in _DATETIME_TYPES:
                     return datetime_to_time(value.value, ms_per_unit=self._ms_per_unit)
-            except (ValueError, TimeFormatError) as error:
+            except ValueError as error:  # TimeFormatError is one
                 raise StreamError(f"{self._where(quad.subject)}: invalid time {value}: {error}") from None
         raise StreamError(
             f"{self._where(quad.subject)}: the time {value} is neither an xsd:dateTime "
@@ -353,7 +356,7 @@ _GRAPH_VALUE = re.compile(r'"graph"\s*:\s*"')
 def _jsonl_elements(
     source: Source, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int
 ) -> Iterator[Located]:
-    name = _source_name(source)
+    name = source_name(source) or "<stream>"
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as lines:
             yield from _jsonl_lines(lines, name, dictionary, base_iri, ms_per_unit)
