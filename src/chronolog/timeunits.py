@@ -1,0 +1,118 @@
+"""The time model: integer time points on one timeline, in application time units.
+
+A time unit is a whole number of milliseconds (``ms_per_unit``, 1 by default, so time
+points are milliseconds). ``xsd:dateTime`` values map to epoch time in those units;
+durations are written ``500 ms``, ``5 s``, ``5 min``, ``1 h``, ``2 d``, ISO 8601
+(``PT5M``, ``PT0.5S``, ``P1D``) or as a bare integer (already in time units).
+Everything is integer arithmetic, so conversions are exact or fail loudly.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal
+
+from .errors import ChronologError
+from .terms import parse_datetime_us
+
+MS_PER_UNIT = {
+    "ms": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1_000, "sec": 1_000, "second": 1_000, "seconds": 1_000,
+    "min": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}
+_AMOUNT_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)", re.IGNORECASE)
+_ISO = re.compile(
+    r"P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
+)
+_ISO_MS = {"w": 7 * 86_400_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000}
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+class TimeFormatError(ChronologError, ValueError):
+    """A duration or date-time that cannot be read; language front ends re-raise it at
+    the source position of the offending text."""
+
+
+def parse_duration(text: str, *, ms_per_unit: int = 1) -> int:
+    """A duration in time units.
+
+    >>> parse_duration("5 min"), parse_duration("PT0.5S"), parse_duration("250")
+    (300000, 500, 250)
+    >>> parse_duration("2 s", ms_per_unit=1000)
+    2
+    """
+    body = text.strip()
+    if re.fullmatch(r"\d+", body):
+        return int(body)
+    if body[:1] in ("P", "p"):
+        ms = _iso_duration_ms(body.upper(), text)
+    else:
+        match = _AMOUNT_UNIT.fullmatch(body)
+        if match is None:
+            raise TimeFormatError(
+                f"invalid duration {text!r}: expected e.g. '500 ms', '5 s', '5 min', '1 h', "
+                "'PT5M' or an integer number of time units"
+            )
+        unit = MS_PER_UNIT.get(match.group(2).lower())
+        if unit is None:
+            raise TimeFormatError(
+                f"unknown time unit {match.group(2)!r} in {text!r}; known: ms, s, min, h, d"
+            )
+        ms = Decimal(match.group(1)) * unit
+    return _to_units(ms, ms_per_unit, f"duration {text!r}")
+
+
+def _iso_duration_ms(body: str, text: str) -> Decimal:
+    if re.search(r"[YM]", body.split("T", 1)[0]):
+        raise TimeFormatError(
+            f"ISO 8601 duration {text!r} uses years or months, which have no fixed length; "
+            "use weeks, days, hours, minutes or seconds"
+        )
+    match = _ISO.fullmatch(body)
+    if match is None or not any(match.groupdict().values()) or body.endswith("T"):
+        raise TimeFormatError(f"invalid ISO 8601 duration {text!r}: expected e.g. PT5M, PT0.5S, P1D")
+    return sum(
+        (Decimal(amount) * _ISO_MS[part] for part, amount in match.groupdict().items() if amount),
+        Decimal(0),
+    )
+
+
+def _to_units(ms: Decimal | int, ms_per_unit: int, what: str) -> int:
+    units, rest = divmod(Decimal(ms), ms_per_unit)
+    if rest:
+        raise TimeFormatError(f"{what} is not a whole number of time units ({ms_per_unit} ms each)")
+    return int(units)
+
+
+def datetime_to_time(lexical: str, *, ms_per_unit: int = 1) -> int:
+    """The time point of an xsd:dateTime lexical form (no timezone is read as UTC).
+
+    >>> datetime_to_time("1970-01-01T00:00:01.5Z")
+    1500
+    """
+    try:
+        us = parse_datetime_us(lexical)
+    except ValueError:
+        raise TimeFormatError(f"invalid xsd:dateTime {lexical!r}") from None
+    ms, sub_ms = divmod(us, 1000)
+    if sub_ms:
+        raise TimeFormatError(f"xsd:dateTime {lexical!r} is finer than a millisecond")
+    return _to_units(ms, ms_per_unit, f"xsd:dateTime {lexical!r}")
+
+
+def time_to_datetime(time: int, *, ms_per_unit: int = 1) -> str:
+    """The xsd:dateTime lexical form (UTC, ``Z``) of a time point; exact inverse of
+    :func:`datetime_to_time`.
+
+    >>> time_to_datetime(1500)
+    '1970-01-01T00:00:01.500Z'
+    """
+    try:
+        moment = _EPOCH + _dt.timedelta(milliseconds=time * ms_per_unit)
+    except OverflowError:
+        raise TimeFormatError(f"time {time} is outside the xsd:dateTime range Python supports") from None
+    spec = "milliseconds" if moment.microsecond else "seconds"
+    return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
