@@ -1,4 +1,3 @@
-import doctest
 import io
 from pathlib import Path
 
@@ -156,7 +155,3 @@ def test_citybench_files_parse(path: str, fmt: str | None, count: int) -> None:
     dictionary = TermDictionary()
     triples = load_graph(CITYBENCH / path, dictionary, format=fmt)
     assert len(triples) == count
-
-
-def test_docstring_examples() -> None:
-    assert doctest.testmod(formats).failed == 0

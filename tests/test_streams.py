@@ -1,4 +1,3 @@
-import doctest
 import io
 import tracemalloc
 from pathlib import Path
@@ -365,7 +364,3 @@ def test_late_policies_are_validated_when_built() -> None:
         LatePolicy.named("drop")
     with pytest.raises(TypeError, match="a late-data sink must be a callable or a list, not int"):
         LatePolicy.divert(3)  # type: ignore[arg-type]
-
-
-def test_docstring_examples() -> None:
-    assert doctest.testmod(streams).failed == 0

@@ -1,4 +1,3 @@
-import doctest
 
 import pytest
 from hypothesis import given
@@ -61,7 +60,3 @@ def test_datetimes_are_epoch_milliseconds() -> None:
 @given(st.integers(min_value=-62_000_000_000_000, max_value=253_000_000_000_000))
 def test_datetime_round_trip(ms: int) -> None:
     assert datetime_to_time(time_to_datetime(ms)) == ms
-
-
-def test_docstring_examples() -> None:
-    assert doctest.testmod(timeunits).failed == 0

@@ -25,7 +25,22 @@ Batch = dict[str, list[Fact]]
 
 
 class Reasoner:
-    """Reasoning with one program over one background, time point after time point."""
+    """Reasoning with one program over one background, time point after time point.
+
+    >>> from chronolog.datalog import load_program
+    >>> d = TermDictionary()
+    >>> ex = lambda name: d.iri("http://example.org/" + name)
+    >>> rules = "PREFIX : <http://example.org/> :in(?s, ?r) :- :at(?s, ?l), :in(?l, ?r)."
+    >>> r = Reasoner(load_program([(rules, "rooms.dl")], d), d)
+    >>> r.add_background([(ex("locA"), ex("in"), ex("roomA"))])
+    1
+    >>> view = r.at([(ex("s1"), ex("at"), ex("locA"))])  # time point 10
+    >>> (ex("s1"), ex("in"), ex("roomA")) in view.scan("triple")
+    True
+    >>> view = r.at([])  # the next time point: what held only at 10 is gone
+    >>> (ex("s1"), ex("in"), ex("roomA")) in view.scan("triple")
+    False
+    """
 
     def __init__(self, program: Program, dictionary: TermDictionary) -> None:
         self.program = program
