@@ -53,3 +53,12 @@ def test_unknown_rule_set() -> None:
     done = chronolog("materialize", "examples/rooms/background.ttl", "--rules", "owl-full")
     assert done.returncode == 2
     assert "owl-full" in done.stderr and "rdfs" in done.stderr
+
+
+def test_generalized_triples_are_counted_not_written(tmp_path: Path) -> None:
+    data = tmp_path / "lit.ttl"
+    data.write_text('@prefix : <http://example.org/> .\n:a :b "x" .\n')
+    done = chronolog("materialize", str(data), "--rules", "rdfs")
+    assert done.returncode == 0, done.stderr
+    assert '"x"' not in "".join(line.split(" ")[0] for line in done.stdout.splitlines())
+    assert "generalized triples (literal subjects) are not RDF and were not written" in done.stderr

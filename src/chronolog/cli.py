@@ -11,7 +11,7 @@ from chronolog.errors import ChronologError
 
 def _materialize(args: argparse.Namespace) -> int:
     from chronolog.datalog import reasoner_for
-    from chronolog.formats import write_triples
+    from chronolog.formats import rdf_only, write_triples
     from chronolog.progress import Progress
     from chronolog.terms import TermDictionary
 
@@ -21,12 +21,16 @@ def _materialize(args: argparse.Namespace) -> int:
     for label, fact in reasoner.diagnostics(view):
         terms = " ".join(str(dictionary.decode(t)) for t in fact)
         print(f"chronolog: inconsistency [{label}]: {terms}", file=sys.stderr)
-    triples = view.scan("triple")
+    generalized: list[tuple[int, int, int]] = []
+    triples = rdf_only(view.scan("triple"), dictionary, generalized)
     if args.output in (None, "-"):
         write_triples(triples, dictionary, sys.stdout.buffer, format=args.format or "nt", sort=args.sort)
         sys.stdout.flush()
     else:
         write_triples(triples, dictionary, args.output, format=args.format, sort=args.sort)
+    if generalized:
+        print(f"chronolog: {len(generalized):,} derived generalized triples (literal subjects) "
+              "are not RDF and were not written", file=sys.stderr)
     return 0
 
 

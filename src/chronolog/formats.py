@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Union
 
 import pyoxigraph
-from pyoxigraph import BlankNode, DefaultGraph, Quad, RdfFormat, Triple
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple
 
 from .errors import ChronologSyntaxError
 from .terms import TermDictionary
@@ -244,6 +244,20 @@ def load_graph(
     for path in paths:
         triples.update(dict.fromkeys(iter_encoded_triples(path, dictionary, format=format)))
     return list(triples)
+
+
+def rdf_only(triples: Iterable[EncodedTriple], dictionary: TermDictionary,
+             skipped: list[EncodedTriple] | None = None) -> Iterator[EncodedTriple]:
+    """The triples that are RDF: reasoning may derive generalized triples (a literal
+    subject, as RDFS rule rdfs4b does; a non-IRI predicate), which no RDF syntax can
+    write. Those go to ``skipped`` when given, so callers can say how many were left out."""
+    terms = dictionary.decode
+    for t in triples:
+        if isinstance(terms(t[0]), Literal) or not isinstance(terms(t[1]), NamedNode):
+            if skipped is not None:
+                skipped.append(t)
+            continue
+        yield t
 
 
 def decode_triples(triples: Iterable[EncodedTriple], dictionary: TermDictionary) -> Iterator[Triple]:
