@@ -186,7 +186,7 @@ class Reasoner:
         Only rules of ``strata`` (all if None) run. With ``guard``, stop and return False as soon as a new
         fact could be seen by a negated atom of a non-monotone stratum.
         """
-        pending: dict[int, list[tuple[Rule, int, list[Fact]]]] = defaultdict(list)
+        pending: dict[int, list[tuple[Rule, int, list[Fact]]]] = {}
         queue: list[int] = []
 
         def route(batch: Batch) -> bool:
@@ -195,16 +195,19 @@ class Reasoner:
             for rule, i, facts in self._routes_of(batch, self._routes):
                 s = rule.stratum
                 if strata is None or s in strata:
-                    if s not in pending:
+                    work = pending.get(s)
+                    if work is None:
                         heapq.heappush(queue, s)
-                    pending[s].append((rule, i, facts))
+                        pending[s] = [(rule, i, facts)]
+                    else:
+                        work.append((rule, i, facts))
             return True
 
         if not route(seed):
             return False
         while queue:
             s = heapq.heappop(queue)
-            work = pending.pop(s)
+            work = pending.pop(s, None)  # None: a stale entry of a stratum already run
             while work:
                 derived: Batch = defaultdict(list)
                 for rule, i, facts in work:
@@ -220,10 +223,7 @@ class Reasoner:
                     break
                 if not route(derived):
                     return False
-                work = pending.pop(s, [])
-                if s in queue:
-                    queue.remove(s)
-                    heapq.heapify(queue)
+                work = pending.pop(s, None)
         return True
 
     def _hits_negation(self, batch: Batch) -> bool:
