@@ -169,6 +169,13 @@ class Layers:
     def fanout(self, name: str, mask: Mask) -> float:
         return sum(r.fanout(mask) for r in self._relations(name))
 
+    def count(self, name: str, mask: Mask, key: object) -> int:
+        """How many facts of ``name`` have ``key`` at the ``mask`` positions."""
+        relations = self._relations(name)
+        if relations and len(mask) == relations[0].arity:
+            return sum(1 for r in relations if key in r.facts)
+        return sum(len(r.index(mask).get(key, EMPTY)) for r in relations)
+
     def __contains__(self, item: tuple[str, Fact]) -> bool:
         name, fact = item
         return any(fact in r.facts for r in self._relations(name))

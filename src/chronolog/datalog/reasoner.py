@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from typing import Iterable
+from typing import Callable, Iterable
 
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
 from chronolog.joins import CompiledJoin, Pattern, Var, order
+from chronolog.store import Mask
 from chronolog.store import TRIPLE, Database, Fact, Layers
 from chronolog.terms import RDF, TermDictionary
 
@@ -53,8 +54,9 @@ class Reasoner:
         self._close_lower = Layers([self.lower])
         self._now = Layers([self.lower, self.upper, self.overlay])
         self._recompute = Layers([self.lower, self.overlay])
-        self._plans: dict[tuple[int, int], CompiledJoin] = {}
-        self._bound: dict[tuple[int, int, int], object] = {}
+        self._bound: dict[tuple[int, int, int], Callable[..., list[tuple]]] = {}
+        self._planned_sizes: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._guards: dict[tuple[int, int, int], Callable[[int], bool] | None] = {}
         self._routes: dict[RouteKey, list[tuple[Rule, int]]] = defaultdict(list)
         self._negation_routes: dict[RouteKey, list[tuple[Rule, int]]] = defaultdict(list)
         for rule in program.rules:
@@ -146,28 +148,78 @@ class Reasoner:
     # -- evaluation --------------------------------------------------------------------
 
     def _plan(self, view: Layers, rule: Rule, first: int):
+        """The plan of ``rule`` starting at body atom ``first``, bound to ``view``.
+
+        While the background closure is computed, relations grow by orders of magnitude,
+        so a plan is re-ordered when a relation it reads has grown past twice its size at
+        planning time; after that, plans are fixed.
+        """
         key = (id(view), rule.index, first)
         bound = self._bound.get(key)
-        if bound is None:
-            plan = self._plans.get((rule.index, first))
-            if plan is None:
-                steps = order(rule.body, lambda p, mask: view.fanout(p.relation, mask), first=first)
-                plan = self._plans[(rule.index, first)] = CompiledJoin(steps, rule.head.args)
-            bound = self._bound[key] = plan.bind(view)
+        if bound is not None and (self.closed or not self._outgrown(view, rule, first)):
+            return bound
+        steps = order(rule.body, lambda p, mask: _estimate(view, p, mask), first=first)
+        plan = CompiledJoin(steps, rule.head.args)
+        self._planned_sizes[(rule.index, first)] = self._sizes(view, rule)
+        bound = self._bound[key] = plan.bind(view)
         return bound
 
-    def _routes_of(self, batch: Batch, routes: dict[RouteKey, list[tuple[Rule, int]]]) -> Iterable[tuple[Rule, int, list[Fact]]]:
+    def _sizes(self, view: Layers, rule: Rule) -> tuple[int, ...]:
+        return tuple(view.size(s.relation) for s in rule.body if isinstance(s, Pattern))
+
+    def _outgrown(self, view: Layers, rule: Rule, first: int) -> bool:
+        before = self._planned_sizes[(rule.index, first)]
+        return any(now > 2 * then + 64 for now, then in zip(self._sizes(view, rule), before))
+
+    def _guard(self, view: Layers, rule: Rule, i: int) -> Callable[[int], bool] | None:
+        """For a body atom with a variable predicate ?p, a test 'can predicate P match?': the
+        rule's atom that binds ?p with a constant predicate (owl:onProperty(?r, ?p),
+        owl:TransitiveProperty(?p), ...) must have a fact for P. Skipping a group of new
+        facts whose predicate fails the test loses nothing: a later fact of that guard atom
+        is routed itself and joins with every fact already there."""
+        key = (id(view), rule.index, i)
+        if key in self._guards:
+            return self._guards[key]
+        guard = None
+        pvar = rule.body[i].args[1]  # type: ignore[union-attr]
+        for j, step in enumerate(rule.body):
+            if (j == i or not isinstance(step, Pattern) or step.negated or step.relation != TRIPLE
+                    or isinstance(step.args[1], Var) or pvar not in (step.args[0], step.args[2])):
+                continue
+            where = 0 if step.args[0] == pvar else 2
+            mask = tuple(sorted({k for k, a in enumerate(step.args) if not isinstance(a, Var)} | {where}))
+            slot = mask.index(where)
+            consts = [step.args[k] for k in mask]
+            if len(mask) == 3:
+                contains = view.contains(TRIPLE)
+                guard = lambda pred, c=consts, n=slot: contains(tuple(c[:n] + [pred] + c[n + 1:]))  # noqa: E731
+            else:
+                lookup = view.lookup(TRIPLE, mask)
+                guard = lambda pred, c=consts, n=slot: bool(lookup(tuple(c[:n] + [pred] + c[n + 1:]), ()))  # noqa: E731
+            break
+        self._guards[key] = guard
+        return guard
+
+    def _routes_of(self, view: Layers, batch: Batch, routes: dict[RouteKey, list[tuple[Rule, int]]]
+                   ) -> Iterable[tuple[Rule, int, list[Fact]]]:
         """(rule, atom index, facts) for every rule atom that facts of ``batch`` may match."""
         for name, facts in batch.items():
             if name != TRIPLE:
                 for rule, i in routes.get((name, None), ()):
                     yield rule, i, facts
                 continue
-            for rule, i in routes.get((TRIPLE, None), ()):
-                yield rule, i, facts
             by_pred: dict[int, list[Fact]] = defaultdict(list)
             for f in facts:
                 by_pred[f[1]].append(f)
+            anywhere = routes.get((TRIPLE, None), ())
+            for rule, i in anywhere:
+                guard = self._guard(view, rule, i)
+                if guard is None:
+                    yield rule, i, facts
+                else:
+                    for pred, group in by_pred.items():
+                        if guard(pred):
+                            yield rule, i, group
             for pred, group in by_pred.items():
                 for rule, i in routes.get((TRIPLE, pred), ()):
                     yield rule, i, group
@@ -192,7 +244,7 @@ class Reasoner:
         def route(batch: Batch) -> bool:
             if guard and self._negation_routes and self._hits_negation(batch):
                 return False
-            for rule, i, facts in self._routes_of(batch, self._routes):
+            for rule, i, facts in self._routes_of(view, batch, self._routes):
                 s = rule.stratum
                 if strata is None or s in strata:
                     work = pending.get(s)
@@ -228,9 +280,20 @@ class Reasoner:
 
     def _hits_negation(self, batch: Batch) -> bool:
         """Could a negated atom of a non-monotone stratum see one of these new facts?"""
-        for rule, i, facts in self._routes_of(batch, self._negation_routes):
+        for rule, i, facts in self._routes_of(self._now, batch, self._negation_routes):
             atom = rule.body[i]
             consts = [(k, a) for k, a in enumerate(atom.args) if not isinstance(a, Var)]  # type: ignore[union-attr]
             if any(all(f[k] == a for k, a in consts) for f in facts):
                 return True
         return False
+
+
+def _estimate(view: Layers, atom: Pattern, mask: Mask) -> float:
+    """Expected facts per lookup: the average bucket on ``mask``, but never more than the
+    facts that match the atom's constants (an atom on an empty predicate costs nothing)."""
+    average = view.fanout(atom.relation, mask)
+    consts = tuple(k for k, a in enumerate(atom.args) if not isinstance(a, Var))
+    if not consts or consts == mask:
+        return average
+    key = atom.args[consts[0]] if len(consts) == 1 else tuple(atom.args[k] for k in consts)
+    return min(average, float(view.count(atom.relation, consts, key)))
