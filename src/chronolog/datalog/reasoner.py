@@ -238,6 +238,7 @@ class Reasoner:
         Only rules of ``strata`` (all if None) run. With ``guard``, stop and return False as soon as a new
         fact could be seen by a negated atom of a non-monotone stratum.
         """
+        below = Layers([db for db in view.layers if db is not target])  # target.add checks the rest
         pending: dict[int, list[tuple[Rule, int, list[Fact]]]] = {}
         queue: list[int] = []
 
@@ -264,12 +265,14 @@ class Reasoner:
                 derived: Batch = defaultdict(list)
                 for rule, i, facts in work:
                     head = rule.head.relation
-                    known = view.contains(head)
                     add = target.relations[head].add
                     out = derived[head]
-                    for fact in self._plan(view, rule, i)(facts):
-                        if not known(fact) and add(fact):
-                            out.append(fact)
+                    found = self._plan(view, rule, i)(facts)
+                    if below.layers:
+                        known = below.contains(head)
+                        out.extend(f for f in found if not known(f) and add(f))
+                    else:
+                        out.extend(f for f in found if add(f))
                 derived = {k: v for k, v in derived.items() if v}
                 if not derived:
                     break
