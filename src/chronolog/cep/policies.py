@@ -1,0 +1,139 @@
+"""Selection, consumption and lateness policies: small validated strategy objects.
+
+Selection (which of the qualifying events in a scope a predicate binds), per TESLA and
+RSEP-QL section 4.3:
+
+==================  ==========================  ======================================
+factory             TESLA                       RSEP-QL / EP-SPARQL
+==================  ==========================  ======================================
+``each_()``         ``each X within D from Y``  unrestricted (SEQ)
+``last()``          ``last X ...``              recent (SEQ^r; SEQ^n without consuming)
+``first()``         ``first X ...``             chronological (SEQ^c)
+``last(n)``         ``n-last X ...``            the n-th most recent
+``first(n)``        ``n-first X ...``           the n-th oldest
+==================  ==========================  ======================================
+
+``last(n)``/``first(n)`` select exactly one event, the *n-th* (TESLA's meaning): with
+qualifying events x1 < x2 < x3 in the scope, ``last(2)`` binds x2 and ``first(3)`` binds
+x3; with fewer than n qualifying events the predicate binds nothing and the rule does not
+fire for that partial match. Events are ordered by time, ties by arrival.
+
+Consumption (RSEP-QL section 4.4): ``no_consumption()`` is P^u, ``consume_all()`` is
+P^c / P^r (every event a firing selected is unavailable to later firings of the same
+rule), ``consuming("T", ...)`` is TESLA's ``consuming`` clause.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from chronolog.cep.errors import PolicyError
+
+if TYPE_CHECKING:
+    from chronolog.cep.events import Event
+
+SelectionKind = Literal["each", "last", "first"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a predicate picks among the qualifying events of its scope."""
+
+    kind: SelectionKind
+    n: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("each", "last", "first"):
+            raise PolicyError(f"unknown selection {self.kind!r}; use each, last or first")
+        if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n < 1:
+            raise PolicyError(f"selection {self.kind}: n must be an integer >= 1, got {self.n!r}")
+        if self.kind == "each" and self.n != 1:
+            raise PolicyError("'each' selects every qualifying event; it takes no n")
+
+    def __str__(self) -> str:
+        return self.kind if self.n == 1 else f"{self.n}-{self.kind}"
+
+
+def each_() -> Selection:
+    """Every qualifying event: one combination per event (TESLA ``each``)."""
+    return Selection("each")
+
+
+def last(n: int = 1) -> Selection:
+    """The n-th most recent qualifying event (TESLA ``last`` / ``n-last``)."""
+    return Selection("last", n)
+
+
+def first(n: int = 1) -> Selection:
+    """The n-th oldest qualifying event (TESLA ``first`` / ``n-first``)."""
+    return Selection("first", n)
+
+
+@dataclass(frozen=True)
+class Consumption:
+    """Which bound events a firing consumes for later firings of the same rule.
+
+    ``aliases`` names them; ``everything`` stands for every event the pattern binds.
+    Consumed events are still seen by negations and aggregates (they only stop being
+    *selected*), and other rules are unaffected.
+    """
+
+    aliases: frozenset[str] = frozenset()
+    everything: bool = False
+
+    def __post_init__(self) -> None:
+        if self.everything and self.aliases:
+            raise PolicyError("consume_all() already consumes every bound event; name no aliases")
+        for alias in self.aliases:
+            if not isinstance(alias, str) or not alias:
+                raise PolicyError(f"consuming: expected event aliases, got {alias!r}")
+
+    def consumed(self, bound: Iterable[str]) -> frozenset[str]:
+        """The aliases consumed, given the aliases the pattern binds."""
+        return frozenset(bound) if self.everything else self.aliases
+
+
+def no_consumption() -> Consumption:
+    """Nothing is consumed: RSEP-QL's P^u (unrestricted)."""
+    return Consumption()
+
+
+def consuming(*aliases: str) -> Consumption:
+    """TESLA's ``consuming X, Y``."""
+    if not aliases:
+        raise PolicyError("consuming() needs at least one alias; use no_consumption() for none")
+    return Consumption(frozenset(aliases))
+
+
+def consume_all() -> Consumption:
+    """Every bound event is consumed: RSEP-QL's P^c and P^r."""
+    return Consumption(everything=True)
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """What happens to an event whose end is older than the engine's current time.
+
+    Late events are never dropped silently: either pushing one raises
+    ``LateElementError`` naming it, or it is counted and handed to ``sink``.
+    """
+
+    reject: bool
+    sink: Callable[["Event"], object] | None = None
+
+    def __post_init__(self) -> None:
+        if self.reject and self.sink is not None:
+            raise PolicyError("a rejecting late policy takes no sink")
+        if not self.reject and not callable(self.sink):
+            raise PolicyError("divert_late() needs a callable sink or a list to append to")
+
+
+def reject_late() -> LatePolicy:
+    """Raise ``LateElementError`` on a late event (the default)."""
+    return LatePolicy(reject=True)
+
+
+def divert_late(sink: "Callable[[Event], object] | list[Event]") -> LatePolicy:
+    """Count late events and hand each to ``sink`` (a callable, or a list to append to)."""
+    return LatePolicy(reject=False, sink=sink.append if isinstance(sink, list) else sink)
