@@ -57,7 +57,7 @@ class RuleSet:
         path = self._path(output.name, reads)
         if path:
             raise CyclicRulesError(
-                f"rule {rule.name!r} makes the rules cyclic: {' -> '.join(path)} "
+                f"rule {rule.name!r} would make the rules cyclic: {' -> '.join([*path, output.name])} "
                 f"(it reads {path[-1]!r} and emits {output.name!r})"
             )
         self.types.setdefault(output.name, output)
