@@ -101,6 +101,7 @@ class _Compiler:
             "bisect_left": bisect_left,
             "bisect_right": bisect_right,
             "Event": Event,
+            "NEW": tuple.__new__,
             "DEC": decode,
         }
         self.constants: dict[tuple[type, Any], str] = {}
@@ -514,7 +515,8 @@ class _Compiler:
         attrs = ", ".join(
             f"{self.const(name)}: {self.render_term(value, {}, False)}" for name, value in rule.outputs
         )
-        self.emit(f"out.append(Event({self.const(rule.emits)}, {start}, t0, {{{attrs}}}))")
+        # tuple.__new__ builds the Event without the Python-level NamedTuple constructor
+        self.emit(f"out.append(NEW(Event, ({self.const(rule.emits)}, {start}, t0, {{{attrs}}})))")
         if self.effective_consumed:
             seqs = ", ".join(f"s{self.pattern[a].var}" for a in self.effective_consumed)
             self.emit(f"marks.extend(({seqs},))")

@@ -54,6 +54,7 @@ class TemporalEngine:
         self._state = TemporalState(self.rules)
         self._inputs: dict[str, frozenset[str]] = {}
         self._dispatch: dict[str, list] = {}
+        self._feeding: frozenset[str] = frozenset()
 
     # -- registration ----------------------------------------------------------------
     def declare(self, name: str, attributes: Iterable[str]) -> EventType:
@@ -76,6 +77,8 @@ class TemporalEngine:
         for plan, runtime in zip(self.rules.plans, self._state.runtimes):
             dispatch.setdefault(plan.terminator_type, []).append((plan.fire, runtime, plan))
         self._dispatch = dispatch
+        # composite types some rule reads: only these are stored or fire rules
+        self._feeding = frozenset(t for t in (*dispatch, *self._state.stores) if self.rules.types[t].derived)
 
     # -- events ----------------------------------------------------------------------
     @property
@@ -95,32 +98,54 @@ class TemporalEngine:
 
     def push(self, event: Event) -> list[Event]:
         """Process one input event; returns the composite events it produced."""
-        state = self._state
-        time = event[2]
-        if time != state.now:
-            if time < state.now:
-                return self._late(event)
-            self._check(event)
-            state.advance(time)
-        else:
-            self._check(event)
         out: list[Event] = []
-        self._handle(event, out)
-        i = 0
-        while i < len(out):
-            self._handle(out[i], out)
-            i += 1
+        self._push(event, out)
         return out
 
     def push_batch(self, events: Iterable[Event]) -> list[Event]:
         """Process events in order; returns all composite events produced, in order."""
         out: list[Event] = []
-        push = self.push
+        push = self._push
         for event in events:
-            produced = push(event)
-            if produced:
-                out.extend(produced)
+            push(event, out)
         return out
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        """Process one input event, appending the composite events it produced to ``out``."""
+        state = self._state
+        time = event[2]
+        if time != state.now:
+            if time < state.now:
+                self._late(event)
+                return
+            self._check(event)
+            state.now = time
+            if time >= state.evict_at:
+                state.evict()
+        else:
+            self._check(event)
+        first_output = len(out)
+        seq = state.seq
+        state.seq = seq + 1
+        handlers = self._dispatch.get(event[0])
+        if handlers is not None:
+            for fire, runtime, plan in handlers:
+                try:
+                    produced = fire(event, seq, runtime)
+                except Exception as exc:
+                    raise self._failure(plan, event, exc) from exc
+                if produced:
+                    out.extend(produced)
+        store = state.stores.get(event[0])
+        if store is not None:
+            store.append(event, seq)
+        if self._feeding and len(out) > first_output:
+            feeding = self._feeding
+            i = first_output
+            while i < len(out):
+                if out[i][0] in feeding:
+                    self._handle(out[i], out)
+                i += 1
 
     def _check(self, event: Event) -> None:
         required = self._inputs.get(event[0]) if isinstance(event, Event) else None
@@ -139,7 +164,7 @@ class TemporalEngine:
             missing = ", ".join(sorted(required - event[3].keys()))
             raise EventError(f"cannot push {event!r}: missing attribute(s) {missing}")
 
-    def _late(self, event: Event) -> list[Event]:
+    def _late(self, event: Event) -> None:
         late = self.late
         if late.reject:
             raise LateElementError(
@@ -147,7 +172,6 @@ class TemporalEngine:
             )
         self._state.late_count += 1
         late.sink(event)
-        return []
 
     def _handle(self, event: Event, out: list[Event]) -> None:
         """Fire the rules ``event`` terminates, then store it for later scopes."""
@@ -159,15 +183,19 @@ class TemporalEngine:
             for fire, runtime, plan in handlers:
                 try:
                     produced = fire(event, seq, runtime)
-                except ChronologError:
-                    raise
                 except Exception as exc:
-                    raise RuleEvaluationError(f"rule {plan.name!r} failed on {event!r}: {exc}") from exc
+                    raise self._failure(plan, event, exc) from exc
                 if produced:
                     out.extend(produced)
         store = state.stores.get(event[0])
         if store is not None:
             store.append(event, seq)
+
+    @staticmethod
+    def _failure(plan: RulePlan, event: Event, exc: Exception) -> ChronologError:
+        if isinstance(exc, ChronologError):
+            return exc
+        return RuleEvaluationError(f"rule {plan.name!r} failed on {event!r}: {exc}")
 
     # -- state -----------------------------------------------------------------------
     def snapshot(self) -> bytes:

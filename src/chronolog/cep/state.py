@@ -52,6 +52,7 @@ class TemporalState:
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
         self.now = MIN_TIME
+        self.evict_at = MIN_TIME
         self.seq = 0
         self.late_count = 0
         self.stores: dict[str, TypeStore] = {}
@@ -76,11 +77,19 @@ class TemporalState:
         for plan, runtime in zip(rules.plans, self.runtimes):
             runtime.horizon = max((rules.horizons[t] for t in plan.consumed_types), default=0)
 
-    def advance(self, now: int) -> None:
-        """Move the current time forward and evict what no rule can reach any more."""
-        self.now = now
+    def evict(self) -> None:
+        """Forget what no rule can reach any more.
+
+        Called when ``now`` passes ``evict_at``, which is set a quarter of the shortest
+        horizon ahead: eviction runs in batches, and each type keeps at most 1.25 times
+        its horizon's worth of events. Events kept past their horizon are harmless:
+        every scope's lower bound is at or after ``now - horizon``.
+        """
+        now = self.now
         for store in self.stores.values():
             store.evict_before(now - store.horizon)
+        period = min((store.horizon for store in self.stores.values()), default=1) // 4
+        self.evict_at = now + max(period, 1)
 
     def stored_event_count(self) -> int:
         return sum(len(store) for store in self.stores.values())

@@ -73,7 +73,10 @@ class TypeStore:
         return index
 
     def append(self, event: Event, seq: int) -> None:
-        self.main.append(event, seq)
+        main = self.main
+        main.times.append(event[2])
+        main.events.append(event)
+        main.seqs.append(seq)
         if self.indexes:
             attrs = event.attrs
             for attribute, index in self.indexes.items():
