@@ -51,8 +51,8 @@ class Source:
 class RulePlan:
     """A checked, compiled rule: shared by every state, never changed after compilation.
 
-    ``fire(terminator, seq, runtime)`` returns the composite events of one firing and
-    marks what it consumes in ``runtime``. ``reads`` gives, per type the rule reads, how
+    ``fire(terminator, seq, runtime, out)`` appends the composite events of one firing
+    to ``out`` and marks what it consumes in ``runtime``. ``reads`` gives, per type the rule reads, how
     far back from the terminator's time it may look (its horizon).
     """
 
@@ -62,7 +62,7 @@ class RulePlan:
     sources: tuple[Source, ...]
     reads: Mapping[str, int]
     consumed_types: frozenset[str]
-    fire: Callable[..., list[Event]]
+    fire: Callable[..., None]
     source: str
 
     @property
@@ -227,7 +227,7 @@ class _Compiler:
         return " and ".join(f"({p})" for p in parts), may_raise
 
     def emit_test(self, conds: tuple[Compare, ...], local: dict[str, _Scope], on_fail: str | None) -> bool:
-        """Emit a check of ``conds``: ``on_fail`` ('continue', 'return None') when they
+        """Emit a check of ``conds``: ``on_fail`` ('continue', 'return') when they
         fail, or (``on_fail`` None) open an ``if`` block; returns whether it opened one."""
         if not conds:
             return False
@@ -426,14 +426,13 @@ class _Compiler:
     def generate(self, negations: list, aggregates: list) -> None:
         rule = self.rule
         self.checks = self.plan_checks(negations, aggregates)
-        self.lines.append("def fire(e0, s0, rt):")
+        self.lines.append("def fire(e0, s0, rt, out):")
         self.emit("a0 = e0[3]")
         self.emit("t0 = e0[2]")
-        self.emit_test(rule.terminator.where, {}, "return None")
+        self.emit_test(rule.terminator.where, {}, "return")
         self.emit("src = rt.sources")
         if self.checked_types:
             self.emit("consumed = rt.consumed")
-        self.emit("out = []")
         if self.effective_consumed:
             self.emit("marks = []")
         base = self.indent
@@ -442,7 +441,6 @@ class _Compiler:
         if self.effective_consumed:
             self.emit("if marks:")
             self.emit("    rt.consume(t0, marks)")
-        self.emit("return out")
 
     def generate_level(self, i: int) -> None:
         """Emit the checks ready once predicate ``i`` is bound, then what follows."""

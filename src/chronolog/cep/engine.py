@@ -124,28 +124,34 @@ class TemporalEngine:
                 state.evict()
         else:
             self._check(event)
-        first_output = len(out)
-        seq = state.seq
-        state.seq = seq + 1
-        handlers = self._dispatch.get(event[0])
-        if handlers is not None:
-            for fire, runtime, plan in handlers:
-                try:
-                    produced = fire(event, seq, runtime)
-                except Exception as exc:
-                    raise self._failure(plan, event, exc) from exc
-                if produced:
-                    out.extend(produced)
-        store = state.stores.get(event[0])
-        if store is not None:
-            store.append(event, seq)
-        if self._feeding and len(out) > first_output:
-            feeding = self._feeding
-            i = first_output
-            while i < len(out):
-                if out[i][0] in feeding:
-                    self._handle(out[i], out)
+        # The input event, then the composite events that some rule reads, first
+        # produced first: each fires the rules it terminates, then is stored.
+        dispatch = self._dispatch
+        stores = state.stores
+        feeding = self._feeding
+        i = len(out)
+        current = event
+        while True:
+            seq = state.seq
+            state.seq = seq + 1
+            handlers = dispatch.get(current[0])
+            if handlers is not None:
+                for fire, runtime, plan in handlers:
+                    try:
+                        fire(current, seq, runtime, out)
+                    except Exception as exc:
+                        raise self._failure(plan, current, exc) from exc
+            store = stores.get(current[0])
+            if store is not None:
+                store.append(current, seq)
+            if not feeding:
+                return
+            while i < len(out) and out[i][0] not in feeding:
                 i += 1
+            if i == len(out):
+                return
+            current = out[i]
+            i += 1
 
     def _check(self, event: Event) -> None:
         required = self._inputs.get(event[0]) if isinstance(event, Event) else None
@@ -172,24 +178,6 @@ class TemporalEngine:
             )
         self._state.late_count += 1
         late.sink(event)
-
-    def _handle(self, event: Event, out: list[Event]) -> None:
-        """Fire the rules ``event`` terminates, then store it for later scopes."""
-        state = self._state
-        seq = state.seq
-        state.seq = seq + 1
-        handlers = self._dispatch.get(event[0])
-        if handlers is not None:
-            for fire, runtime, plan in handlers:
-                try:
-                    produced = fire(event, seq, runtime)
-                except Exception as exc:
-                    raise self._failure(plan, event, exc) from exc
-                if produced:
-                    out.extend(produced)
-        store = state.stores.get(event[0])
-        if store is not None:
-            store.append(event, seq)
 
     @staticmethod
     def _failure(plan: RulePlan, event: Event, exc: Exception) -> ChronologError:
