@@ -226,11 +226,11 @@ class _Compiler:
             may_raise |= cond.op not in ("==", "!=") or (decoded and self.decode is not None)
         return " and ".join(f"({p})" for p in parts), may_raise
 
-    def emit_test(self, conds: tuple[Compare, ...], local: dict[str, _Scope], on_fail: str | None) -> bool:
-        """Emit a check of ``conds``: ``on_fail`` ('continue', 'return') when they
-        fail, or (``on_fail`` None) open an ``if`` block; returns whether it opened one."""
+    def emit_test(self, conds: tuple[Compare, ...], local: dict[str, _Scope], on_fail: str | None) -> None:
+        """Emit a check of ``conds``: run ``on_fail`` ('continue', 'return') when they
+        fail or, when ``on_fail`` is None, open an ``if`` block for what follows."""
         if not conds:
-            return False
+            return
         expr, may_raise = self.render_conditions(conds, local)
         if may_raise:
             self.emit("try:")
@@ -241,10 +241,9 @@ class _Compiler:
         if on_fail is None:
             self.emit(f"if {expr}:")
             self.indent += 1
-            return True
-        self.emit(f"if not ({expr}):")
-        self.emit(f"    {on_fail}")
-        return False
+        else:
+            self.emit(f"if not ({expr}):")
+            self.emit(f"    {on_fail}")
 
     def index_for(self, alias: str, conds: tuple[Compare, ...]) -> tuple[Compare | None, str | None, str]:
         """An equality parameter of ``alias`` with a bound event, usable as an index."""

@@ -82,9 +82,6 @@ class Compare:
         """True for a parameter-style equality between two attributes (raw values)."""
         return self.op in ("==", "!=") and isinstance(self.left, Attr) and isinstance(self.right, Attr)
 
-    def terms(self) -> tuple[Term, Term]:
-        return (self.left, self.right)
-
 
 def attr(ref: str) -> Attr:
     """``attr("Temp.value")`` is ``Attr("Temp", "value")``."""

@@ -101,14 +101,7 @@ class TemporalState:
             "now": self.now,
             "seq": self.seq,
             "late": self.late_count,
-            "stores": {
-                name: [
-                    (tl.seqs[i], tl.events[i].start, tl.events[i].end, dict(tl.events[i].attrs))
-                    for i in range(tl.head, len(tl.times))
-                ]
-                for name, store in self.stores.items()
-                for tl in (store.main,)
-            },
+            "stores": {name: _rows(store.main) for name, store in self.stores.items()},
             "consumed": [list(rt.log) for rt in self.runtimes],
         }
         try:
@@ -138,6 +131,14 @@ class TemporalState:
             runtime.log.extend(log)
             runtime.consumed.update(seq for _, seq in log)
         return state
+
+
+def _rows(timeline: Timeline) -> list[tuple]:
+    """The live events of a timeline as plain tuples (seq, start, end, attrs)."""
+    return [
+        (timeline.seqs[i], event.start, event.end, dict(event.attrs))
+        for i, event in enumerate(timeline.events[timeline.head:], timeline.head)
+    ]
 
 
 class _PlainUnpickler(pickle.Unpickler):
