@@ -118,3 +118,16 @@ def test_bounded_state_one_million_events() -> None:
 @pytest.mark.slow
 def test_bounded_state_ten_million_events() -> None:
     assert run_bounded(10_000_000) < BOUND
+
+
+def test_rule_registered_mid_stream_sees_the_events_still_stored() -> None:
+    engine = sensor_engine()
+    engine.push_batch([event("B", 1, sensor=3, value=50), event("B", 2, sensor=4, value=60)])
+    # B is stored (rule "pair" reads it); a new rule with a parameter on another
+    # attribute builds its index from the stored events.
+    engine.register(Rule(
+        name="by-value", emits="Same", terminator=Terminator("A", "A"),
+        predicates=[Predicate("B", "B", last(), Within(MINUTE, of="A"), where=[param("B.value", "A.value")])],
+        outputs={"sensor": attr("B.sensor")},
+    ))
+    assert engine.push(event("A", 3, sensor=9, value=50)) == [Event("Same", 1, 3, {"sensor": 3})]

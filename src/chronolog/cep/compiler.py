@@ -18,6 +18,7 @@ after the whole firing.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ class _Compiler:
         }
         self.constants: dict[tuple[type, Any], str] = {}
         self.lines: list[str] = []
+        self.bindings: list[int] = []
         self.indent = 1
         self.sources: list[Source] = []
         self.reads: dict[str, int] = {}
@@ -287,6 +289,7 @@ class _Compiler:
         self.emit(f"e{var} = ev{var}[{index}]")
         self.emit(f"a{var} = e{var}[3]")
         self.emit(f"t{var} = e{var}[2]")
+        self.bindings.append(len(self.lines) - 2)
 
     # -- the rule -------------------------------------------------------------------
     def compile(self) -> RulePlan:
@@ -335,7 +338,7 @@ class _Compiler:
         self.effective_consumed = [a for a in rule.aliases() if a in consumed and self.pattern[a].type.name in read_by_predicates]
         self.checked_types = consumed_types & read_by_predicates
         self.generate(negations, aggregates)
-        source = "\n".join(self.lines)
+        source = "\n".join(self.prune_bindings())
         exec(compile(source, f"<rule {rule.name}>", "exec"), self.namespace)
         return RulePlan(
             rule=rule,
@@ -347,6 +350,18 @@ class _Compiler:
             fire=self.namespace["fire"],
             source=source,
         )
+
+    def prune_bindings(self) -> list[str]:
+        """Drop ``a<v> = ...`` / ``t<v> = ...`` bindings that no later line reads."""
+        lines = self.lines
+        dead = set()
+        for at in self.bindings:
+            for offset in (0, 1):
+                target = lines[at + offset].split("=")[0].strip()
+                word = re.compile(rf"\b{target}\b")
+                if not any(word.search(line) for line in lines[at + 2:]):
+                    dead.add(at + offset)
+        return [line for i, line in enumerate(lines) if i not in dead]
 
     def check_aliases(self) -> None:
         rule = self.rule

@@ -113,17 +113,17 @@ class TemporalEngine:
     def _push(self, event: Event, out: list[Event]) -> None:
         """Process one input event, appending the composite events it produced to ``out``."""
         state = self._state
+        required = self._inputs.get(event[0]) if isinstance(event, Event) else None
+        if required is None or event[1] > event[2] or not required <= event[3].keys():
+            raise self._malformed(event)
         time = event[2]
         if time != state.now:
             if time < state.now:
                 self._late(event)
                 return
-            self._check(event)
             state.now = time
             if time >= state.evict_at:
                 state.evict()
-        else:
-            self._check(event)
         # The input event, then the composite events that some rule reads, first
         # produced first: each fires the rules it terminates, then is stored.
         dispatch = self._dispatch
@@ -153,22 +153,19 @@ class TemporalEngine:
             current = out[i]
             i += 1
 
-    def _check(self, event: Event) -> None:
-        required = self._inputs.get(event[0]) if isinstance(event, Event) else None
+    def _malformed(self, event: object) -> EventError:
+        """The error for an event that is not an Event of a declared input type."""
+        if not isinstance(event, Event):
+            return EventError(f"expected an Event, got {event!r}")
+        required = self._inputs.get(event[0])
         if required is None:
-            if not isinstance(event, Event):
-                raise EventError(f"expected an Event, got {event!r}")
-            derived = event[0] in self.rules.types
-            raise EventError(
-                f"cannot push {event!r}: "
-                + (f"{event[0]!r} is emitted by rules, not an input type" if derived
-                   else f"unknown event type {event[0]!r}; declare it first")
-            )
-        if not event[1] <= event[2]:
-            raise EventError(f"cannot push {event!r}: start {event[1]} is after end {event[2]}")
-        if not required <= event[3].keys():
-            missing = ", ".join(sorted(required - event[3].keys()))
-            raise EventError(f"cannot push {event!r}: missing attribute(s) {missing}")
+            if event[0] in self.rules.types:
+                return EventError(f"cannot push {event!r}: {event[0]!r} is emitted by rules, not an input type")
+            return EventError(f"cannot push {event!r}: unknown event type {event[0]!r}; declare it first")
+        if event[1] > event[2]:
+            return EventError(f"cannot push {event!r}: start {event[1]} is after end {event[2]}")
+        missing = ", ".join(sorted(required - event[3].keys()))
+        return EventError(f"cannot push {event!r}: missing attribute(s) {missing}")
 
     def _late(self, event: Event) -> None:
         late = self.late

@@ -21,6 +21,17 @@ fire for that partial match. Events are ordered by time, ties by arrival.
 Consumption (RSEP-QL section 4.4): ``no_consumption()`` is P^u, ``consume_all()`` is
 P^c / P^r (every event a firing selected is unavailable to later firings of the same
 rule), ``consuming("T", ...)`` is TESLA's ``consuming`` clause.
+
+Lowering the other languages onto these objects (the next step; seed 004 sections
+4.3-4.4, seed 001 section 4.2): RSEP-QL's ``SEQ``, ``SEQ^r``, ``SEQ^c`` and ``SEQ^n`` are
+``each_()``, ``last()`` and ``first()`` with ``consume_all()``, and ``last()`` without
+consumption, each within the query window. EP-SPARQL's ``SEQ`` over intervals
+(``t_omega(X) < t_alpha(Y)``) is ``each_()`` plus the condition
+``Compare(End("X"), "<", Start("Y"))``, and getDURATION/getSTARTTIME/getENDTIME are
+``Start``/``End`` terms. ``OPTIONALSEQ``, ``EQUALS`` and ``EQUALSOPTIONAL`` need two
+local extensions that are not built yet: an ``optional`` flag on ``Selection`` (bind
+nothing when no event qualifies) and a co-occurrence scope (same interval as Y rather
+than before it).
 """
 from __future__ import annotations
 
