@@ -523,7 +523,12 @@ class _Compiler:
     def generate_output(self) -> None:
         rule = self.rule
         starts = [f"e{self.pattern[a].var}[1]" for a in rule.aliases()]
-        start = starts[0] if len(starts) == 1 else f"min({', '.join(starts)})"
+        if len(starts) == 1:
+            start = starts[0]
+        elif len(starts) == 2:  # a conditional is cheaper than calling min()
+            start = f"({starts[1]} if {starts[1]} < {starts[0]} else {starts[0]})"
+        else:
+            start = f"min({', '.join(starts)})"
         attrs = ", ".join(
             f"{self.const(name)}: {self.render_term(value, {}, False)}" for name, value in rule.outputs
         )
