@@ -332,6 +332,8 @@ class _Compiler:
             if not isinstance(value, (Attr, Const, Start, End, AggValue)):
                 raise self.fail(RuleError, f"output {name!r}: expected a term, got {value!r}")
             self.check_term(value, f"output {name!r}", {}, True)
+        # Consumption only matters where this rule's predicates read a consumed type:
+        # those predicates skip consumed events, those aliases record what they bind.
         consumed = rule.consuming.consumed(rule.aliases())
         consumed_types = frozenset(self.pattern[a].type.name for a in consumed)
         read_by_predicates = {self.pattern[p.alias].type.name for p in rule.predicates}
