@@ -6,7 +6,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat
 
-from chronolog import formats
 from chronolog.errors import ChronologSyntaxError
 from chronolog.formats import encode_text, iter_encoded_triples, load_graph, rdf_format, write_triples
 from chronolog.terms import TermDictionary

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode
 
-from chronolog import streams
 from chronolog.errors import ChronologSyntaxError, LateElementError
 from chronolog.streams import (
     JsonlWriter,

@@ -3,7 +3,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog import timeunits
 from chronolog.timeunits import TimeFormatError, datetime_to_time, parse_duration, time_to_datetime
 
 

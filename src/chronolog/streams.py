@@ -42,7 +42,8 @@ from typing import IO, NamedTuple
 import pyoxigraph
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat
 
-from .errors import ChronologError, ChronologSyntaxError, LateElementError
+from .errors import ChronologError, ChronologSyntaxError
+from .lateness import LatePolicy
 from .formats import (
     EncodedTriple,
     Output,
@@ -87,59 +88,6 @@ class LateElement:
     current_time: int
 
 
-class LatePolicy(ABC):
-    """What a reader does with a late element; chosen when the reader is built."""
-
-    @abstractmethod
-    def late(self, late: LateElement) -> None:
-        """Handle one late element (raise, or keep it somewhere)."""
-
-    @staticmethod
-    def reject() -> "RejectLate":
-        """Stop the stream with a LateElementError naming the element."""
-        return RejectLate()
-
-    @staticmethod
-    def divert(sink: Callable[[LateElement], object] | list[LateElement]) -> "DivertLate":
-        """Count late elements and hand each to ``sink`` (a callable, or a list to append to)."""
-        return DivertLate(sink)
-
-    @staticmethod
-    def named(name: str, sink: Callable[[LateElement], object] | list[LateElement] | None = None) -> "LatePolicy":
-        """The policy called ``name`` ("reject" or "divert"), e.g. from a command line."""
-        if name == "reject":
-            if sink is not None:
-                raise ValueError("the 'reject' late policy takes no sink")
-            return RejectLate()
-        if name == "divert":
-            if sink is None:
-                raise ValueError("the 'divert' late policy needs a sink for the late elements")
-            return DivertLate(sink)
-        raise ValueError(f"unknown late policy {name!r}: expected 'reject' or 'divert'")
-
-
-class RejectLate(LatePolicy):
-    def late(self, late: LateElement) -> None:
-        raise LateElementError(
-            f"{late.where}: late element at time {late.element.time}, older than the stream's "
-            f"current time {late.current_time} (late policy: reject)"
-        )
-
-
-class DivertLate(LatePolicy):
-    """Counts late elements (``count``) and sends them to the sink."""
-
-    def __init__(self, sink: Callable[[LateElement], object] | list[LateElement]) -> None:
-        self._sink = sink.append if isinstance(sink, list) else sink
-        if not callable(self._sink):
-            raise TypeError(f"a late-data sink must be a callable or a list, not {type(sink).__name__}")
-        self.count = 0
-
-    def late(self, late: LateElement) -> None:
-        self.count += 1
-        self._sink(late)
-
-
 Located = tuple[StreamElement, str]
 
 
@@ -151,7 +99,8 @@ def apply_late_policy(located: Iterable[Located], policy: LatePolicy) -> Iterato
     current: int | None = None
     for element, where in located:
         if current is not None and element.time < current:
-            policy.late(LateElement(element, where, current))
+            policy.late(LateElement(element, where, current), lambda: (
+                f"{where}: late element at time {element.time}, older than the stream's current time {current}"))
             continue
         current = element.time
         yield element

@@ -1,0 +1,1 @@
+"""Naive evaluators written straight from the papers' definitions, to check the engines."""

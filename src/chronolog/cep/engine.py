@@ -1,0 +1,189 @@
+"""``TemporalEngine``: register TESLA rules, push events, receive composite events.
+
+Order of processing (so that results never depend on anything but the input order):
+events are processed in arrival order; an event fires the rules it terminates in
+registration order, and is stored afterwards; the composite events it produces are then
+processed the same way, first produced first (breadth-first), before the next input
+event. ``push`` returns every composite event produced, in that order. Because a scope
+only reaches events strictly before its reference event, the events of one time point
+never select each other; arrival order within a time point only decides ties between
+equal times (``last`` prefers the later arrival) and which firing consumes first.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from chronolog.cep.compiler import Decoder, RulePlan
+from chronolog.cep.errors import EventError
+from chronolog.cep.events import Event, EventType
+from chronolog.lateness import LatePolicy
+from chronolog.cep.rules import Rule
+from chronolog.cep.ruleset import RuleSet
+from chronolog.cep.state import MIN_TIME, TemporalState
+from chronolog.errors import ChronologError
+
+
+class RuleEvaluationError(ChronologError):
+    """A rule failed on an event at run time (e.g. ``sum`` over values that are not numbers)."""
+
+
+class TemporalEngine:
+    """A TESLA complex-event engine over one stream.
+
+    >>> from chronolog.cep import *
+    >>> engine = TemporalEngine()
+    >>> _ = engine.declare("Smoke", ["area"])
+    >>> _ = engine.declare("Temp", ["area", "value"])
+    >>> _ = engine.register(Rule(
+    ...     name="fire", emits="Fire",
+    ...     terminator=Terminator("S", "Smoke"),
+    ...     predicates=[Predicate("T", "Temp", last(), Within(300, of="S"),
+    ...                           where=[param("T.area", "S.area"), where("T.value", ">", 45)])],
+    ...     outputs={"area": attr("S.area"), "temp": attr("T.value")}))
+    >>> engine.push_batch([event("Temp", 10, area="A", value=50), event("Smoke", 12, area="A")])
+    [Event(type='Fire', start=10, end=12, attrs={'area': 'A', 'temp': 50})]
+    """
+
+    def __init__(self, *, decode: Decoder | None = None, late: LatePolicy | None = None) -> None:
+        """``decode`` maps attribute values to comparable values (default: identity);
+        ``late`` is the late-event policy (default: ``LatePolicy.reject()``)."""
+        self.rules = RuleSet(decode)
+        self.late = late if late is not None else LatePolicy.reject()
+        if not isinstance(self.late, LatePolicy):
+            raise TypeError(f"late must be a LatePolicy, got {self.late!r}")
+        self._state = TemporalState(self.rules)
+        self._inputs: dict[str, frozenset[str]] = {}
+        self._dispatch: dict[str, list] = {}
+        self._feeding: frozenset[str] = frozenset()
+
+    # -- registration ----------------------------------------------------------------
+    def declare(self, name: str, attributes: Iterable[str]) -> EventType:
+        """Declare an input event type; pushed events must carry these attributes."""
+        etype = self.rules.declare(name, attributes)
+        self._inputs[name] = frozenset(etype.attributes)
+        return etype
+
+    def register(self, rule: Rule) -> RulePlan:
+        """Check, compile and add a rule; raises a ``RuleError`` naming what is wrong.
+
+        A rule added after events were pushed sees only the events still stored."""
+        plan = self.rules.add(rule)
+        self._bind()
+        return plan
+
+    def _bind(self) -> None:
+        self._state.sync()
+        dispatch: dict[str, list] = {}
+        for plan, runtime in zip(self.rules.plans, self._state.runtimes):
+            dispatch.setdefault(plan.terminator_type, []).append((plan.fire, runtime, plan))
+        self._dispatch = dispatch
+        # composite types some rule reads: only these are stored or fire rules
+        self._feeding = frozenset(t for t in (*dispatch, *self._state.stores) if self.rules.types[t].derived)
+
+    # -- events ----------------------------------------------------------------------
+    @property
+    def now(self) -> int | None:
+        """The engine's current time: the largest event time seen (None before any)."""
+        now = self._state.now
+        return None if now == MIN_TIME else now
+
+    @property
+    def late_count(self) -> int:
+        """How many late events were diverted (under ``LatePolicy.divert``)."""
+        return self._state.late_count
+
+    def stored_event_count(self) -> int:
+        """Events currently kept for the rules' scopes; bounded by the rules' horizons."""
+        return self._state.stored_event_count()
+
+    def push(self, event: Event) -> list[Event]:
+        """Process one input event; returns the composite events it produced."""
+        out: list[Event] = []
+        self._push(event, out)
+        return out
+
+    def push_batch(self, events: Iterable[Event]) -> list[Event]:
+        """Process events in order; returns all composite events produced, in order."""
+        out: list[Event] = []
+        push = self._push
+        for event in events:
+            push(event, out)
+        return out
+
+    def _push(self, event: Event, out: list[Event]) -> None:
+        """Process one input event, appending the composite events it produced to ``out``."""
+        state = self._state
+        required = self._inputs.get(event[0]) if isinstance(event, Event) else None
+        if required is None or event[1] > event[2] or not required <= event[3].keys():
+            raise self._malformed(event)
+        time = event[2]
+        if time != state.now:
+            if time < state.now:
+                self._late(event)
+                return
+            state.now = time
+            if time >= state.evict_at:
+                state.evict()
+        # The input event, then the composite events that some rule reads, first
+        # produced first: each fires the rules it terminates, then is stored.
+        dispatch = self._dispatch
+        stores = state.stores
+        feeding = self._feeding
+        i = len(out)
+        current = event
+        while True:
+            seq = state.seq
+            state.seq = seq + 1
+            handlers = dispatch.get(current[0])
+            if handlers is not None:
+                for fire, runtime, plan in handlers:
+                    try:
+                        fire(current, seq, runtime, out)
+                    except Exception as exc:
+                        raise self._failure(plan, current, exc) from exc
+            store = stores.get(current[0])
+            if store is not None:
+                store.append(current, seq)
+            if not feeding:
+                return
+            while i < len(out) and out[i][0] not in feeding:
+                i += 1
+            if i == len(out):
+                return
+            current = out[i]
+            i += 1
+
+    def _malformed(self, event: object) -> EventError:
+        """The error for an event that is not an Event of a declared input type."""
+        if not isinstance(event, Event):
+            return EventError(f"expected an Event, got {event!r}")
+        required = self._inputs.get(event[0])
+        if required is None:
+            if event[0] in self.rules.types:
+                return EventError(f"cannot push {event!r}: {event[0]!r} is emitted by rules, not an input type")
+            return EventError(f"cannot push {event!r}: unknown event type {event[0]!r}; declare it first")
+        if event[1] > event[2]:
+            return EventError(f"cannot push {event!r}: start {event[1]} is after end {event[2]}")
+        missing = ", ".join(sorted(required - event[3].keys()))
+        return EventError(f"cannot push {event!r}: missing attribute(s) {missing}")
+
+    def _late(self, event: Event) -> None:
+        now = self._state.now
+        self.late.late(event, lambda: f"late event {event!r}: its time {event[2]} is before the engine's current time {now}")
+        self._state.late_count += 1
+
+    @staticmethod
+    def _failure(plan: RulePlan, event: Event, exc: Exception) -> ChronologError:
+        if isinstance(exc, ChronologError):
+            return exc
+        return RuleEvaluationError(f"rule {plan.name!r} failed on {event!r}: {exc}")
+
+    # -- state -----------------------------------------------------------------------
+    def snapshot(self) -> bytes:
+        """The engine's whole state as bytes (rules excluded: they are code)."""
+        return self._state.snapshot()
+
+    def restore(self, data: bytes) -> None:
+        """Replace the state with a snapshot taken by an engine with the same rules."""
+        self._state = TemporalState.restore(self.rules, data)
+        self._bind()
