@@ -25,27 +25,27 @@ class Node:
     """A node of the algebra; subclasses list their arguments in ``fields``."""
 
     fields: tuple[str, ...] = ()
-    __slots__ = ("args", "parent", "pos")
+    __slots__ = ("_fields", "parent", "pos")
 
     def __init__(self, pos: int | None = None, **args: Any) -> None:
         unknown = set(args) - set(self.fields)
         if unknown:
             raise TypeError(f"{type(self).__name__} has no argument(s) {sorted(unknown)}")
-        self.args = {f: args.get(f) for f in self.fields}
+        self._fields = {f: args.get(f) for f in self.fields}
         self.parent: Node | None = None
         self.pos = pos
-        for value in self.args.values():
+        for value in self._fields.values():
             for child in _nodes_in(value):
                 child.parent = self
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return object.__getattribute__(self, "args")[name]
+            return object.__getattribute__(self, "_fields")[name]
         except KeyError:
             raise AttributeError(name) from None
 
     def children(self) -> Iterator["Node"]:
-        for value in self.args.values():
+        for value in self._fields.values():
             yield from _nodes_in(value)
 
     def walk(self) -> Iterator["Node"]:
@@ -62,23 +62,23 @@ class Node:
 
     def transform(self, fn: Callable[["Node"], "Node"]) -> "Node":
         """A copy rebuilt bottom-up, ``fn`` applied to every (rebuilt) node."""
-        new_args = {k: _map(v, lambda n: n.transform(fn)) for k, v in self.args.items()}
+        new_args = {k: _map(v, lambda n: n.transform(fn)) for k, v in self._fields.items()}
         return fn(type(self)(pos=self.pos, **new_args))
 
     def replace(self, new: "Node") -> "Node":
         """Put ``new`` in place of this node in its parent; returns ``new``."""
         parent = self.parent
         if parent is not None:
-            for k, v in parent.args.items():
-                parent.args[k] = _map(v, lambda n: new if n is self else n, deep=False)
+            for k, v in parent._fields.items():
+                parent._fields[k] = _map(v, lambda n: new if n is self else n, deep=False)
             new.parent = parent
         return new
 
     def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **{k: _ser(v) for k, v in self.args.items()}}
+        return {"type": type(self).__name__, **{k: _ser(v) for k, v in self._fields.items()}}
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.args == other.args  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._fields == other._fields  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(self)))
@@ -89,7 +89,7 @@ class Node:
     def _lines(self, depth: int) -> list[str]:
         pad = "  " * depth
         head = [f"{pad}({type(self).__name__}"]
-        for k, v in self.args.items():
+        for k, v in self._fields.items():
             if v is None or v == () or v == []:
                 continue
             if isinstance(v, Node):
