@@ -23,7 +23,6 @@ True
 """
 from __future__ import annotations
 
-import weakref
 from typing import Any, Iterator
 
 import pyoxigraph as ox
@@ -188,7 +187,7 @@ def _describe(q: A.Query, solutions: Iterator[dict], view: Layers, d: TermDictio
 
 
 # ---- the general path: pyoxigraph over the decoded view ---------------------------------------
-_STORES: "weakref.WeakKeyDictionary[Database, tuple[int, ox.Store]]" = weakref.WeakKeyDictionary()
+_STORES: dict[int, tuple[Database, int, ox.Store]] = {}  # a few recent background stores
 
 
 def _load(store: ox.Store, db: Database, d: TermDictionary) -> list[ox.Quad]:
@@ -202,12 +201,14 @@ def _load(store: ox.Store, db: Database, d: TermDictionary) -> list[ox.Quad]:
 
 def store_for(db: Database, d: TermDictionary) -> ox.Store:
     """A pyoxigraph store holding ``db`` (cached while ``db`` lives and keeps its size)."""
-    hit = _STORES.get(db)
-    if hit is not None and hit[0] == len(db):
-        return hit[1]
+    hit = _STORES.get(id(db))
+    if hit is not None and hit[0] is db and hit[1] == len(db):
+        return hit[2]
     store = ox.Store()
     _load(store, db, d)
-    _STORES[db] = (len(db), store)
+    if len(_STORES) >= 4:
+        _STORES.pop(next(iter(_STORES)))
+    _STORES[id(db)] = (db, len(db), store)
     return store
 
 

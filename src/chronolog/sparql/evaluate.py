@@ -341,7 +341,8 @@ class Evaluator:
                 seen.add(key)
                 yield m
 
-    _Reduced = _Distinct
+    def _Reduced(self, node: A.Reduced, graph: Any, sub: Solution) -> Iterator[Solution]:
+        return self.eval(node.pattern, graph, sub)  # REDUCED permits keeping duplicates
 
     def _OrderBy(self, node: A.OrderBy, graph: Any, sub: Solution) -> Iterator[Solution]:
         rows = list(self.eval(node.pattern, graph, sub))

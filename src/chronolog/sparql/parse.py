@@ -39,6 +39,7 @@ from chronolog.sparql.algebra import Var
 
 _LOCK = threading.Lock()
 BNODE_PREFIX = "_b_"
+RDF_NIL = "http://www.w3.org/1999/02/22-rdf-syntax-ns#nil"
 
 
 class Unsupported(Exception):
@@ -81,8 +82,9 @@ def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
             ) from None
         raise ChronologSyntaxError.at(f"invalid query: {msg}", text, 0, filename) from None
     lowerer = _Lowerer(text, filename)
+    lowerer.select_star = tree[1].name == "SelectQuery" and not _g(tree[1], "projection")
     try:
-        query = lowerer.query(translated.algebra, base or (translated.prologue.base if translated.prologue else None))
+        query = lowerer.query(translated.algebra, (translated.prologue.base if translated.prologue else None) or base)
     except (ValueError, TypeError) as e:
         raise ChronologSyntaxError.at(f"invalid query: {e}", text, 0, filename) from None
     lowerer.check(query)
@@ -233,6 +235,7 @@ class _Lowerer:
         self.text = text
         self.filename = filename
         self.bgp_labels: list[set[str]] = []
+        self.select_star = False
 
     def fail(self, msg: str, needle: str | None = None) -> None:
         pos = _mask_iris(self.text).find(needle) if needle else -1
@@ -451,6 +454,8 @@ class _Lowerer:
                 v = _g(e, k)
                 if v is None:
                     continue
+                if isinstance(v, URIRef) and str(v) == RDF_NIL and fname in ("COALESCE", "CONCAT"):
+                    continue  # COALESCE() / CONCAT(): rdflib reads the empty list as rdf:nil
                 if isinstance(v, list):
                     args.extend(self.expr(x) for x in v)
                 else:
