@@ -58,6 +58,12 @@ class Relation:
                 bucket.append(fact)
         return True
 
+    def clear(self) -> None:
+        """Remove every fact; the index dict objects stay the same, so bound lookups stay valid."""
+        self.facts.clear()
+        for index in self._indexes.values():
+            index.clear()
+
     def add_all(self, facts: Iterable[Fact]) -> list[Fact]:
         """Insert many facts; returns those that were new, in order."""
         return [f for f in facts if self.add(f)]

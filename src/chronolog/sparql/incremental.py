@@ -1,0 +1,328 @@
+"""Standing queries, evaluated per time point, delta-driven.
+
+The enriched knowledge at a time point is ``background ∪ overlay`` (disjoint). A standing
+query's answer there is its background-only answer (computed once at registration, cached)
+plus the *new* solutions: those that use at least one overlay fact. Only the new solutions
+are computed per time point, semi-naive style: for a basic graph pattern ``P1 ... Pn``,
+
+    new = ∪_i  P1..P(i-1) over the background only ⋈ Pi over the overlay ⋈ P(i+1)..Pn over all
+
+which finds each new solution exactly once (no de-duplication needed). Each term of the
+union is a :class:`~chronolog.joins.CompiledJoin` with ``Pi`` first, run with the overlay
+facts matching ``Pi`` as its ``source``; overlay facts are dispatched to the terms by
+predicate, so the work per time point follows what arrived, not the background or the
+number of registered queries. The "background only" patterns read the relation
+``triple@bg``, an alias of the background's ``triple`` relation (no copy).
+
+Queries with the same basic graph pattern and projection, differing only in FILTERs, share
+one evaluation: the join runs once and each query's filter is applied to its solutions
+(DOTR's filter merging). Queries outside the fragment (SELECT [DISTINCT-free] over BGP +
+FILTER) are evaluated in full per time point and the cached background answer is subtracted.
+
+>>> from chronolog.terms import TermDictionary
+>>> from chronolog.store import Database
+>>> d = TermDictionary(); bg = Database()
+>>> E = "http://e/"
+>>> bg.triples.add((d.iri(E + "r1"), d.iri(E + "in"), d.iri(E + "b1")))
+True
+>>> sq = StandingQueries(d, bg)
+>>> reg = sq.register("hot", "PREFIX : <http://e/> SELECT ?r ?b WHERE { ?r :temp ?t . ?r :in ?b FILTER(?t > 60) }")
+>>> reg.incremental
+True
+>>> t1 = Database(); t1.triples.add((d.iri(E + "r1"), d.iri(E + "temp"), d.encode_value(70)))
+True
+>>> [(name, [tuple(d.decode(i).value for i in row) for row in rows]) for name, rows in sq.step(t1).items()]
+[('hot', [('http://e/r1', 'http://e/b1')])]
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, Var, order
+from chronolog.sparql import algebra as A
+from chronolog.sparql import prepare
+from chronolog.sparql.expressions import Context, compile_expr, ebv, numeric
+from chronolog.store import TRIPLE, Database, Layers
+from chronolog.terms import V_NUMERIC, TermDictionary
+
+OLD = TRIPLE + "@bg"
+
+
+class BackgroundOnlyWarning(UserWarning):
+    """A standing query that can only match background facts: same events at every time point."""
+
+
+@dataclass
+class Registration:
+    """What registering a standing query found out."""
+
+    name: str
+    variables: list[str]
+    incremental: bool  # delta-driven fast path (else full evaluation minus the background answer)
+    background_only: bool
+    shared_with: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], tuple] | None:
+    """(triples, filters, projected vars) when ``q`` is SELECT over BGP + FILTERs, else None."""
+    if q.form != "SELECT" or q.dataset is not None:
+        return None
+    node = q.pattern
+    if isinstance(node, A.Project):
+        node = node.pattern
+    filters: list[A.Expr] = []
+    while isinstance(node, A.Filter):
+        filters.append(node.expr)
+        node = node.pattern
+    if not isinstance(node, A.BGP) or not node.triples:
+        return None
+    for f in filters:
+        if f.find(A.Exists, A.Aggregate) is not None:
+            return None
+    return node.triples, filters, q.vars
+
+
+class _Body:
+    """One shared basic graph pattern: its delta plans and the queries that use it."""
+
+    def __init__(self, triples: tuple, vars_: tuple, d: TermDictionary, view: Layers,
+                 stream_predicates: set[int] | None, filters: list | None) -> None:
+        enc = d.encode
+        self.patterns = [tuple(a if isinstance(a, Var) else enc(a) for a in tr) for tr in triples]
+        self.out_vars = vars_  # the solution tuple layout: all variables of the BGP, sorted
+        self.queries: list[tuple[str, Callable | None, tuple[int, ...]]] = []
+        self.plans: list[tuple[int | None, Any]] = []  # (predicate or None, runnable)
+        self.view = view
+        self.d = d
+        self.filters = filters  # filters compiled into the joins (unshared bodies only)
+        self._stream_predicates = stream_predicates
+        self.compile()
+
+    def compile(self) -> None:
+        view, n = self.view, len(self.patterns)
+        self.plans = []
+        self.background_only = True
+
+        def estimate(p: Pattern, mask: tuple) -> float:
+            return view.fanout(TRIPLE, mask)
+
+        for i in range(n):
+            pred = self.patterns[i][1]
+            pred = None if isinstance(pred, Var) else pred
+            if self._stream_predicates is not None and pred is not None and pred not in self._stream_predicates:
+                continue
+            self.background_only = False
+            body: list = [Pattern(OLD if j < i else TRIPLE, self.patterns[j]) for j in range(n)]
+            body += self.filters or []
+            try:
+                steps = order(body, estimate, first=i)
+            except PlanError:
+                continue
+            join = CompiledJoin(steps, self.out_vars)
+            self.plans.append((pred, join.bind(view)))
+
+    def delta(self, by_pred: dict, all_facts: list) -> list[tuple]:
+        out: list[tuple] = []
+        for pred, run in self.plans:
+            src = all_facts if pred is None else by_pred.get(pred)
+            if src:
+                out.extend(run(src))
+        return out
+
+
+class StandingQueries:
+    """Registered standing queries over one background; ``step(overlay)`` per time point.
+
+    ``stream_predicates`` (IRIs), when known, names the predicates overlay facts can carry;
+    patterns with another constant predicate never start a delta plan, and a query none of
+    whose patterns can match the stream is reported (``BackgroundOnlyWarning``).
+    ``share`` merges queries that differ only in FILTER (on by default).
+    """
+
+    def __init__(self, dictionary: TermDictionary, background: Database | Layers,
+                 stream_predicates: Iterable[str] | None = None, share: bool = True) -> None:
+        self.d = dictionary
+        layers = background.layers if isinstance(background, Layers) else (background,)
+        aliased = []
+        for db in layers:
+            alias = Database()
+            alias.relations = dict(db.relations)
+            alias.relations[OLD] = db.triples
+            aliased.append(alias)
+        self._background_layers = tuple(layers)
+        self._aliased = tuple(aliased)
+        self._overlay = Database()
+        self._view = Layers(self._aliased + (self._overlay,))
+        self._bg_view = Layers(self._background_layers)
+        self.stream_predicates = None if stream_predicates is None else {dictionary.iri(p) for p in stream_predicates}
+        self.share = share
+        self._bodies: dict[tuple, _Body] = {}
+        self._general: list[tuple[str, Any, Counter]] = []
+        self.registrations: dict[str, Registration] = {}
+        self._background_answers: dict[str, list[tuple]] = {}
+
+    # ---- registration ----------------------------------------------------------------
+    def register(self, name: str, text: str, base: str | None = None, filename: str | None = None) -> Registration:
+        if name in self.registrations:
+            raise ValueError(f"a standing query named {name!r} is already registered")
+        pq = prepare(text, self.d, base=base, filename=filename)
+        frag = _fragment(pq.query) if pq.query is not None and pq.engine == "chronolog" else None
+        bg_result = pq.execute(self._bg_view)
+        if pq.form == "SELECT":
+            enc = self.d.encode
+            bg_rows = [tuple(None if t is None else enc(t) for t in row) for row in bg_result]
+        else:
+            bg_rows = []
+        self._background_answers[name] = bg_rows
+        if frag is None:
+            reg = Registration(name, pq.variables if pq.query is not None else [], False, False,
+                               reason="outside the delta-driven fragment (SELECT over BGP + FILTER)")
+            self._general.append((name, pq, Counter(bg_rows)))
+            self.registrations[name] = reg
+            return reg
+        triples, filters, proj = frag
+        all_vars = tuple(sorted({a for tr in triples for a in tr if isinstance(a, Var)}))
+        key = (tuple(sorted(map(str, triples))), all_vars)
+        positions = tuple(all_vars.index(v) if v in all_vars else -1 for v in proj)
+        shared = self.share and key in self._bodies
+        if not shared:
+            own_key = key if self.share else (key, name)
+            body = _Body(triples, all_vars, self.d, self._view, self.stream_predicates,
+                         [self._join_filter(f, all_vars) for f in filters] if not self.share else None)
+            self._bodies[own_key] = body
+        else:
+            body = self._bodies[key]
+        test = self._row_filter(filters, all_vars) if self.share and filters else None
+        others = [q for q, _, _ in body.queries]
+        body.queries.append((name, test, positions))
+        reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
+        if body.background_only:
+            warnings.warn(f"standing query {name!r} can only match background facts: "
+                          f"it gives the same {len(bg_rows)} solution(s) at every time point",
+                          BackgroundOnlyWarning, stacklevel=2)
+        self.registrations[name] = reg
+        return reg
+
+    def background_answer(self, name: str) -> list[tuple]:
+        """The solutions (id tuples) of ``name`` over the background alone, computed once."""
+        return self._background_answers[name]
+
+    # ---- compiled filters --------------------------------------------------------------
+    def _join_filter(self, expr: A.Expr, all_vars: tuple) -> JFilter:
+        vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
+        return JFilter(vars_, _id_test(expr, vars_, self.d))
+
+    def _row_filter(self, filters: list[A.Expr], all_vars: tuple) -> Callable[[tuple], bool]:
+        tests = []
+        for f in filters:
+            vars_ = tuple(sorted({n.var for n in f.walk() if isinstance(n, A.VarRef)}))
+            idx = tuple(all_vars.index(v) if v in all_vars else None for v in vars_)
+            t = _id_test(f, vars_, self.d)
+            tests.append((idx, t))
+        if len(tests) == 1 and len(tests[0][0]) == 1 and tests[0][0][0] is not None:
+            (i,), t = tests[0]
+            return lambda row: t(row[i])
+        return lambda row: all(t(*(None if i is None else row[i] for i in idx)) for idx, t in tests)
+
+    # ---- per time point ----------------------------------------------------------------
+    def step(self, overlay: Database | Iterable[tuple[int, int, int]]) -> dict[str, list[tuple]]:
+        """The new solutions (id tuples, projected) of every query at this time point.
+
+        ``overlay`` holds the time point's facts (disjoint from the background): a
+        Database, or an iterable of encoded triples.
+        """
+        facts = list(overlay.triples) if isinstance(overlay, Database) else list(overlay)
+        ov = self._overlay
+        rel = ov.triples
+        rel.clear()  # same Relation and index objects: the compiled plans stay bound
+        rel.add_all(facts)
+        by_pred: dict[int, list] = defaultdict(list)
+        for f in facts:
+            by_pred[f[1]].append(f)
+        out: dict[str, list[tuple]] = {}
+        for body in self._bodies.values():
+            rows = body.delta(by_pred, facts)
+            if not rows:
+                continue
+            for name, test, positions in body.queries:
+                sel = rows if test is None else [r for r in rows if test(r)]
+                if sel:
+                    out[name] = [tuple(None if p < 0 else r[p] for p in positions) for r in sel]
+        if self._general:
+            view = Layers(self._background_layers + (ov,))
+            enc = self.d.encode
+            for name, pq, bg in self._general:
+                res = pq.execute(view)
+                if pq.form != "SELECT":
+                    continue
+                left = Counter(bg)
+                new = []
+                for row in res:
+                    key = tuple(None if t is None else enc(t) for t in row)
+                    if left[key] > 0:
+                        left[key] -= 1
+                    else:
+                        new.append(key)
+                if new:
+                    out[name] = new
+        return out
+
+    def decode(self, row: Sequence[int | None]) -> tuple:
+        dec = self.d.decode
+        return tuple(None if i is None else dec(i) for i in row)
+
+
+# ---- filters over ids ---------------------------------------------------------------------
+_CMP = {
+    "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _id_test(expr: A.Expr, vars_: tuple, d: TermDictionary) -> Callable[..., bool]:
+    """A test over term ids; numeric ``?v op constant`` compiles to a cached-value comparison."""
+    fast = _fast_cmp(expr, d)
+    if fast is not None and len(vars_) == 1:
+        return fast
+    if isinstance(expr, A.Call) and expr.name == "&&":
+        parts = [(tuple(sorted({n.var for n in a.walk() if isinstance(n, A.VarRef)})), a) for a in expr.args]
+        tests = [(tuple(vars_.index(v) for v in pv), _id_test(a, pv, d)) for pv, a in parts]
+        return lambda *vals: all(t(*(vals[i] for i in idx)) for idx, t in tests)
+    f = compile_expr(expr, Context(d))
+    return lambda *vals: ebv(f(dict(zip(vars_, vals)))) is True
+
+
+def _fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
+    if not (isinstance(expr, A.Call) and expr.name in _CMP and len(expr.args) == 2):
+        return None
+    a, b = expr.args
+    op = expr.name
+    if isinstance(a, A.Const) and isinstance(b, A.VarRef):
+        a, b = b, a
+        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+    if not (isinstance(a, A.VarRef) and isinstance(b, A.Const)):
+        return None
+    n = numeric(b.term)
+    if n is None or (isinstance(n[1], float) and n[1] != n[1]):
+        return None
+    c = n[1]
+    cmp = _CMP[op]
+    value = d.value
+    from decimal import Decimal
+
+    def test(i: int) -> bool:
+        if i is None:
+            return False
+        cls, v = value(i)
+        if cls != V_NUMERIC:
+            return False
+        if isinstance(v, float) and isinstance(c, Decimal):
+            return cmp(v, float(c))
+        if isinstance(v, Decimal) and isinstance(c, float):
+            return cmp(float(v), c)
+        return cmp(v, c)
+    return test
