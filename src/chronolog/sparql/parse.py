@@ -9,12 +9,13 @@ or static error is a :class:`chronolog.errors.ChronologSyntaxError` at ``FILE:LI
 >>> q = parse_query("PREFIX : <http://e/> SELECT ?x WHERE { ?x :p 1 }")
 >>> q.form, q.vars
 ('SELECT', (?x,))
->>> parse_query("SELECT * WHERE { ?x nope:p 1 }", filename="q.rq")
-Traceback (most recent call last):
-...
-chronolog.errors.ChronologSyntaxError: q.rq:1:22: unknown prefix 'nope'
+>>> try:
+...     parse_query("SELECT * WHERE { ?x nope:p 1 }", filename="q.rq")
+... except ChronologSyntaxError as e:
+...     print(e)
+q.rq:1:21: unknown prefix 'nope'
     SELECT * WHERE { ?x nope:p 1 }
-                         ^
+                        ^
 """
 from __future__ import annotations
 
