@@ -120,10 +120,23 @@ class Evaluator:
         inputs = frozenset(v for v in vars_ if v in sub)
         join, ins, outs = self.bgp_join(node, inputs, graph)
         run = join.bind(self.view)
-        for row in run(None, *[sub[v] for v in ins]):
-            sol = dict(sub)
-            sol.update(zip(outs, row))
-            yield sol
+        args = [sub[v] for v in ins]
+        first = join.steps[0]
+        if len(first.args) == 0 or all(not isinstance(a, Var) or a in sub for a in first.args):
+            batches: Iterable = (None,)
+        else:
+            # stream: feed the first pattern's facts to the compiled join in small batches,
+            # so memory is bounded by a batch's fan-out, never by the whole result
+            key = tuple(sub[a] if a in sub else None if isinstance(a, Var) else a for a in first.args)
+            batches = _batched(self.view.match(first.relation, key))
+        for batch in batches:
+            rows = run(batch, *args)
+            if batch is not None:
+                batches.send(len(rows))  # type: ignore[attr-defined]
+            for row in rows:
+                sol = dict(sub)
+                sol.update(zip(outs, row))
+                yield sol
 
     def _Join(self, node: A.Join, graph: Any, sub: Solution) -> Iterator[Solution]:
         if is_bgp_like(node.right):
@@ -467,6 +480,29 @@ class Evaluator:
             for a in starts:
                 for b in self._reach(p.path, a, graph, zero, True):
                     yield a, b
+
+
+class _batched:
+    """Batches of facts, sized so that a batch yields about 4096 rows (1 to 256 facts)."""
+
+    def __init__(self, it: Iterable) -> None:
+        self.it = iter(it)
+        self.size = 1
+
+    def __iter__(self) -> "_batched":
+        return self
+
+    def __next__(self) -> list:
+        batch = list(islice(self.it, self.size))
+        if not batch:
+            raise StopIteration
+        return batch
+
+    def send(self, rows: int) -> None:
+        if rows > 4096 and self.size > 1:
+            self.size //= 2
+        elif rows < 1024 and self.size < 256:
+            self.size *= 2
 
 
 def _merge(a: Solution, b: Solution) -> Solution | None:

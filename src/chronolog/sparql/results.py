@@ -95,16 +95,19 @@ def _json_term(t: Any) -> dict:
     return out
 
 
+_XML_ENT = {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
+
+
 def _xml_term(t: Any) -> str:
     if isinstance(t, NamedNode):
         return f"<uri>{escape(t.value)}</uri>"
     if isinstance(t, BlankNode):
         return f"<bnode>{escape(t.value)}</bnode>"
     if t.language:
-        return f"<literal xml:lang={quoteattr(t.language)}>{escape(t.value)}</literal>"
+        return f"<literal xml:lang={quoteattr(t.language)}>{escape(t.value, _XML_ENT)}</literal>"
     if t.datatype.value != _XSD_STRING:
-        return f"<literal datatype={quoteattr(t.datatype.value)}>{escape(t.value)}</literal>"
-    return f"<literal>{escape(t.value)}</literal>"
+        return f"<literal datatype={quoteattr(t.datatype.value)}>{escape(t.value, _XML_ENT)}</literal>"
+    return f"<literal>{escape(t.value, _XML_ENT)}</literal>"
 
 
 def _csv_field(t: Any) -> str:
