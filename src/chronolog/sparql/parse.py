@@ -267,6 +267,17 @@ class _Lowerer:
         if form == "DESCRIBE":
             describe = tuple(term(v) for v in (_g(q, "PV") or []))
         vars_ = tuple(Var(str(v)) for v in (_g(q, "PV") or [])) if form == "SELECT" else ()
+        if form == "SELECT" and self.select_star:
+            masked = _mask_iris(self.text)
+
+            def first_use(v: Var) -> int:
+                m = re.search(r"[?$]" + re.escape(v) + r"\b", masked)
+                return m.start() if m else len(masked)
+            inner = pattern
+            while isinstance(inner, (A.Slice, A.Distinct, A.Reduced, A.OrderBy, A.Project)):
+                inner = inner.pattern
+            scope = inner.pattern_vars()  # SELECT *: the in-scope variables only
+            vars_ = tuple(sorted((v for v in vars_ if v in scope and not v.startswith(BNODE_PREFIX)), key=first_use))
         return A.Query(form=form, pattern=pattern, vars=vars_, template=template, describe=describe,
                        dataset=dataset, base=base)
 
