@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
-from chronolog.joins import CompiledJoin, Pattern, PlanError, order
+from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
 from chronolog.sparql.expressions import (
@@ -26,7 +26,7 @@ from chronolog.sparql.expressions import (
     string_parts,
 )
 from chronolog.store import TRIPLE, Database, Layers
-from chronolog.terms import TermDictionary
+from chronolog.terms import V_NUMERIC, TermDictionary
 
 QUAD = "quad"
 DEFAULT = None  # the active graph when it is the default graph
@@ -70,8 +70,9 @@ class Evaluator:
             self._keep.append(expr)  # ids stay valid while the evaluator lives
         return f
 
-    def bgp_join(self, node: A.BGP, inputs: frozenset, graph: Any) -> tuple[CompiledJoin, tuple, tuple]:
-        key = (id(node), inputs, graph)
+    def bgp_join(self, node: A.BGP, inputs: frozenset, graph: Any,
+                 filters: tuple = ()) -> tuple[CompiledJoin, tuple, tuple]:
+        key = (id(node), inputs, graph, tuple(map(id, filters)))
         hit = self._joins.get(key)
         if hit is not None:
             return hit
@@ -84,6 +85,9 @@ class Evaluator:
             else:
                 body.append(Pattern(QUAD, (graph,) + args))
         outs = tuple(sorted({a for p in body for a in p.args if isinstance(a, Var)} - inputs))
+        for f in filters:  # FILTERs run inside the nested loops, as soon as their variables are bound
+            fvars = tuple(sorted({n.var for n in f.walk() if isinstance(n, A.VarRef)}))
+            body.append(JFilter(fvars, id_test(f, fvars, self.d, self.context(graph))))
         ins = tuple(sorted(inputs))
         view = self.view
 
@@ -112,17 +116,17 @@ class Evaluator:
         method = getattr(self, "_" + type(node).__name__)
         return method(node, graph, sub)
 
-    def _BGP(self, node: A.BGP, graph: Any, sub: Solution) -> Iterator[Solution]:
+    def _BGP(self, node: A.BGP, graph: Any, sub: Solution, filters: tuple = ()) -> Iterator[Solution]:
         if not node.triples:
             yield dict(sub)
             return
         vars_ = node.pattern_vars()
         inputs = frozenset(v for v in vars_ if v in sub)
-        join, ins, outs = self.bgp_join(node, inputs, graph)
+        join, ins, outs = self.bgp_join(node, inputs, graph, filters)
         run = join.bind(self.view)
         args = [sub[v] for v in ins]
         first = join.steps[0]
-        if len(first.args) == 0 or all(not isinstance(a, Var) or a in sub for a in first.args):
+        if not isinstance(first, Pattern) or all(not isinstance(a, Var) or a in sub for a in first.args):
             batches: Iterable = (None,)
         else:
             # stream: feed the first pattern's facts to the compiled join in small batches,
@@ -180,6 +184,12 @@ class Evaluator:
                 yield m
 
     def _Filter(self, node: A.Filter, graph: Any, sub: Solution) -> Iterator[Solution]:
+        inner = node.pattern
+        if isinstance(inner, A.BGP) and inner.triples and node.expr.find(A.Exists) is None:
+            fvars = {n.var for n in node.expr.walk() if isinstance(n, A.VarRef)}
+            if fvars <= inner.pattern_vars():
+                yield from self._BGP(inner, graph, sub, (node.expr,))
+                return
         f = self.expr(node.expr, graph)
         for m in self.eval(node.pattern, graph, sub):
             if ebv(f(m)) is True:
@@ -547,3 +557,62 @@ def dataset_view(view: Layers, dictionary: TermDictionary, dataset: tuple) -> La
         if q[0] in nmd:
             quads.add(q)
     return Layers([db])
+
+
+# ---- filters over ids ---------------------------------------------------------------------
+_CMP = {
+    "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def id_test(expr: A.Expr, vars_: tuple, d: TermDictionary, ctx: Context | None = None) -> Callable[..., bool]:
+    """A test over term ids; numeric ``?v op constant`` compiles to a cached-value comparison."""
+    fast = fast_cmp(expr, d)
+    if fast is not None and len(vars_) == 1:
+        return fast
+    if isinstance(expr, A.Call) and expr.name == "&&":
+        parts = [(tuple(sorted({n.var for n in a.walk() if isinstance(n, A.VarRef)})), a) for a in expr.args]
+        tests = [(tuple(vars_.index(v) for v in pv), id_test(a, pv, d, ctx)) for pv, a in parts]
+        return lambda *vals: all(t(*(vals[i] for i in idx)) for idx, t in tests)
+    f = compile_expr(expr, ctx or Context(d))
+    return lambda *vals: ebv(f(dict(zip(vars_, vals)))) is True
+
+
+def comparison(expr: A.Expr) -> tuple[Var, str, object] | None:
+    """(variable, op, number) when ``expr`` is ``?v op numeric-constant`` (op one of < > <= >=)."""
+    if not (isinstance(expr, A.Call) and expr.name in _CMP and len(expr.args) == 2):
+        return None
+    a, b = expr.args
+    op = expr.name
+    if isinstance(a, A.Const) and isinstance(b, A.VarRef):
+        a, b = b, a
+        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[op]
+    if not (isinstance(a, A.VarRef) and isinstance(b, A.Const)):
+        return None
+    n = numeric(b.term)
+    if n is None or (isinstance(n[1], float) and n[1] != n[1]):
+        return None
+    return a.var, op, n[1]
+
+
+def fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
+    """``?v op constant`` as a test on the term id's cached value (no term decoding)."""
+    found = comparison(expr)
+    if found is None:
+        return None
+    _, op, c = found
+    cmp = _CMP[op]
+    value = d.value
+    def test(i: int) -> bool:
+        if i is None:
+            return False
+        cls, v = value(i)
+        if cls != V_NUMERIC:
+            return False
+        if isinstance(v, float) and isinstance(c, Decimal):
+            return cmp(v, float(c))
+        if isinstance(v, Decimal) and isinstance(c, float):
+            return cmp(float(v), c)
+        return cmp(v, c)
+    return test

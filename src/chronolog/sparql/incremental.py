@@ -44,9 +44,10 @@ from typing import Any, Callable, Iterable, Sequence
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, Var, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql import prepare
-from chronolog.sparql.expressions import Context, compile_expr, ebv, numeric
+from chronolog.sparql.evaluate import comparison, id_test
 from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import V_NUMERIC, TermDictionary
+from bisect import bisect_left, bisect_right
 
 OLD = TRIPLE + "@bg"
 
@@ -94,7 +95,9 @@ class _Body:
         enc = d.encode
         self.patterns = [tuple(a if isinstance(a, Var) else enc(a) for a in tr) for tr in triples]
         self.out_vars = vars_  # the solution tuple layout: all variables of the BGP, sorted
-        self.queries: list[tuple[str, Callable | None, tuple[int, ...]]] = []
+        self.queries: list[tuple] = []  # (name, row test or None, positions, comparison or None)
+        self.indexed: list[tuple] = []  # (column, op, sorted constants, queries) for threshold filters
+        self.unindexed: list[tuple] = []
         self.plans: list[tuple[int | None, Any]] = []  # (predicate or None, runnable)
         self.view = view
         self.d = d
@@ -124,6 +127,47 @@ class _Body:
                 continue
             join = CompiledJoin(steps, self.out_vars)
             self.plans.append((pred, join.bind(view)))
+
+    def index_filters(self) -> None:
+        """Group queries whose filter is ``?v op constant`` by (column, op), sorted by constant:
+        a solution then finds the queries it satisfies by binary search (DOTR filter merging)."""
+        groups: dict = defaultdict(list)
+        self.unindexed = []
+        for q in self.queries:
+            if q[3] is not None and len(self.queries) > 1:
+                col, op, const = q[3]
+                groups[(col, op)].append((const, q))
+            else:
+                self.unindexed.append(q)
+        self.indexed = []
+        for (col, op), items in groups.items():
+            items.sort(key=lambda x: x[0])
+            self.indexed.append((col, op, [c for c, _ in items], [q for _, q in items]))
+
+    def dispatch(self, rows: list[tuple], out: dict) -> None:
+        """Apply every query's filter and projection to the shared solutions."""
+        for name, test, positions, _ in self.unindexed:
+            sel = rows if test is None else [r for r in rows if test(r)]
+            if sel:
+                out.setdefault(name, []).extend(tuple(None if p < 0 else r[p] for p in positions) for r in sel)
+        if not self.indexed:
+            return
+        value = self.d.value
+        for col, op, consts, qs in self.indexed:
+            for r in rows:
+                cls, v = value(r[col])
+                if cls != V_NUMERIC or v != v:
+                    continue
+                if op == ">":
+                    hit = qs[:bisect_left(consts, v)]
+                elif op == ">=":
+                    hit = qs[:bisect_right(consts, v)]
+                elif op == "<":
+                    hit = qs[bisect_right(consts, v):]
+                else:
+                    hit = qs[bisect_left(consts, v):]
+                for name, _, positions, _ in hit:
+                    out.setdefault(name, []).append(tuple(None if p < 0 else r[p] for p in positions))
 
     def delta(self, by_pred: dict, all_facts: list) -> list[tuple]:
         out: list[tuple] = []
@@ -197,8 +241,14 @@ class StandingQueries:
         else:
             body = self._bodies[key]
         test = self._row_filter(filters, all_vars) if self.share and filters else None
-        others = [q for q, _, _ in body.queries]
-        body.queries.append((name, test, positions))
+        cmp = None
+        if self.share and len(filters) == 1:
+            c = comparison(filters[0])
+            if c is not None and c[0] in all_vars:
+                cmp = (all_vars.index(c[0]), c[1], c[2])
+        others = [q for q, _, _, _ in body.queries]
+        body.queries.append((name, test, positions, cmp))
+        body.index_filters()
         reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
         if body.background_only:
             warnings.warn(f"standing query {name!r} can only match background facts: "
@@ -214,14 +264,14 @@ class StandingQueries:
     # ---- compiled filters --------------------------------------------------------------
     def _join_filter(self, expr: A.Expr, all_vars: tuple) -> JFilter:
         vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
-        return JFilter(vars_, _id_test(expr, vars_, self.d))
+        return JFilter(vars_, id_test(expr, vars_, self.d))
 
     def _row_filter(self, filters: list[A.Expr], all_vars: tuple) -> Callable[[tuple], bool]:
         tests = []
         for f in filters:
             vars_ = tuple(sorted({n.var for n in f.walk() if isinstance(n, A.VarRef)}))
             idx = tuple(all_vars.index(v) if v in all_vars else None for v in vars_)
-            t = _id_test(f, vars_, self.d)
+            t = id_test(f, vars_, self.d)
             tests.append((idx, t))
         if len(tests) == 1 and len(tests[0][0]) == 1 and tests[0][0][0] is not None:
             (i,), t = tests[0]
@@ -246,12 +296,8 @@ class StandingQueries:
         out: dict[str, list[tuple]] = {}
         for body in self._bodies.values():
             rows = body.delta(by_pred, facts)
-            if not rows:
-                continue
-            for name, test, positions in body.queries:
-                sel = rows if test is None else [r for r in rows if test(r)]
-                if sel:
-                    out[name] = [tuple(None if p < 0 else r[p] for p in positions) for r in sel]
+            if rows:
+                body.dispatch(rows, out)
         if self._general:
             view = Layers(self._background_layers + (ov,))
             enc = self.d.encode
@@ -276,53 +322,3 @@ class StandingQueries:
         return tuple(None if i is None else dec(i) for i in row)
 
 
-# ---- filters over ids ---------------------------------------------------------------------
-_CMP = {
-    "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
-    ">=": lambda a, b: a >= b,
-}
-
-
-def _id_test(expr: A.Expr, vars_: tuple, d: TermDictionary) -> Callable[..., bool]:
-    """A test over term ids; numeric ``?v op constant`` compiles to a cached-value comparison."""
-    fast = _fast_cmp(expr, d)
-    if fast is not None and len(vars_) == 1:
-        return fast
-    if isinstance(expr, A.Call) and expr.name == "&&":
-        parts = [(tuple(sorted({n.var for n in a.walk() if isinstance(n, A.VarRef)})), a) for a in expr.args]
-        tests = [(tuple(vars_.index(v) for v in pv), _id_test(a, pv, d)) for pv, a in parts]
-        return lambda *vals: all(t(*(vals[i] for i in idx)) for idx, t in tests)
-    f = compile_expr(expr, Context(d))
-    return lambda *vals: ebv(f(dict(zip(vars_, vals)))) is True
-
-
-def _fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
-    if not (isinstance(expr, A.Call) and expr.name in _CMP and len(expr.args) == 2):
-        return None
-    a, b = expr.args
-    op = expr.name
-    if isinstance(a, A.Const) and isinstance(b, A.VarRef):
-        a, b = b, a
-        op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
-    if not (isinstance(a, A.VarRef) and isinstance(b, A.Const)):
-        return None
-    n = numeric(b.term)
-    if n is None or (isinstance(n[1], float) and n[1] != n[1]):
-        return None
-    c = n[1]
-    cmp = _CMP[op]
-    value = d.value
-    from decimal import Decimal
-
-    def test(i: int) -> bool:
-        if i is None:
-            return False
-        cls, v = value(i)
-        if cls != V_NUMERIC:
-            return False
-        if isinstance(v, float) and isinstance(c, Decimal):
-            return cmp(v, float(c))
-        if isinstance(v, Decimal) and isinstance(c, float):
-            return cmp(float(v), c)
-        return cmp(v, c)
-    return test
