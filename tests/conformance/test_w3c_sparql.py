@@ -205,6 +205,15 @@ def _rows_match(got: list[dict], exp: list[dict], ordered: bool) -> bool:
     return match(0, {})
 
 
+def _csv_rows(text: str) -> tuple[list, list[dict]]:
+    import csv
+
+    rows = list(csv.reader(io.StringIO(text)))
+    head, body = rows[0], rows[1:]
+    conv = lambda f: ox.BlankNode(f[2:]) if f.startswith("_:") else f  # noqa: E731
+    return head, [{h: conv(f) for h, f in zip(head, r) if f != ""} for r in body]
+
+
 def _isomorphic(a: list, b: list) -> bool:
     import rdflib
     from rdflib.compare import isomorphic
@@ -243,8 +252,9 @@ def _run(test: dict) -> None:
         fmt = "csv" if test["result"].endswith(".csv") else "tsv"
         out = io.StringIO()
         write_results(result, out, fmt)
-        if fmt == "csv":
-            assert out.getvalue().replace("\r\n", "\n").strip() == _path(test["result"]).read_text().replace("\r\n", "\n").strip()
+        if fmt == "csv":  # CSV is lossy: compare fields as text, blank node labels up to renaming
+            got, want = _csv_rows(out.getvalue()), _csv_rows(_path(test["result"]).read_text())
+            assert got[0] == want[0] and _rows_match(got[1], want[1], False), (got, want)
             return
         exp = _expected(test["result"])
         r = ox.parse_query_results(out.getvalue().encode(), format=ox.QueryResultsFormat.TSV)

@@ -269,9 +269,12 @@ class Evaluator:
         s, o = node.subject, node.object
         sv = sub.get(s) if isinstance(s, Var) else self.d.encode(s)
         ov = sub.get(o) if isinstance(o, Var) else self.d.encode(o)
+        both_vars = isinstance(s, Var) and isinstance(o, Var)
         for a, b in self.path(node.path, sv, ov, graph):
             if isinstance(s, Var) and s == o and a != b:
                 continue
+            if a == b and both_vars and not self._in_graph(a, graph):
+                continue  # a zero-length path from a variable's value needs a node of the graph
             sol = dict(sub)
             if isinstance(s, Var):
                 sol[s] = a
@@ -339,11 +342,7 @@ class Evaluator:
                 if p is None:
                     return None
                 parts.append(p)
-            text = (agg.separator if agg.separator is not None else " ").join(p[0] for p in parts)
-            langs = {p[1] for p in parts}
-            if len(langs) == 1 and None not in langs:
-                return Literal(text, language=parts[0][1])
-            return Literal(text)
+            return Literal((agg.separator if agg.separator is not None else " ").join(p[0] for p in parts))
         return None
 
     def _Project(self, node: A.Project, graph: Any, sub: Solution) -> Iterator[Solution]:
@@ -434,6 +433,10 @@ class Evaluator:
             for t in self._triples(graph, o, None, s):
                 if t[1] not in inv:
                     yield t[2], t[0]
+
+    def _in_graph(self, n: int, graph: Any) -> bool:
+        return next(iter(self._triples(graph, n, None, None)), None) is not None or \
+            next(iter(self._triples(graph, None, None, n)), None) is not None
 
     def _nodes(self, graph: Any) -> set[int]:
         out = set()
