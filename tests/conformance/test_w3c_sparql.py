@@ -106,9 +106,15 @@ _FORMATS = {".ttl": ox.RdfFormat.TURTLE, ".n3": ox.RdfFormat.TURTLE, ".nt": ox.R
             ".rdf": ox.RdfFormat.RDF_XML, ".trig": ox.RdfFormat.TRIG}
 
 
-def _parse_rdf(iri: str) -> list:
+def _parse_rdf(iri: str, fresh_bnodes: bool = False) -> list:
     p = _path(iri)
-    return list(ox.parse(path=str(p), format=_FORMATS[p.suffix], base_iri=iri))
+    quads = list(ox.parse(path=str(p), format=_FORMATS[p.suffix], base_iri=iri))
+    if not fresh_bnodes:
+        return quads
+    # blank node labels are local to a file: two files' _:x are different nodes
+    names: dict = {}
+    fresh = lambda t: names.setdefault(t, ox.BlankNode()) if isinstance(t, ox.BlankNode) else t  # noqa: E731
+    return [ox.Quad(fresh(q.subject), q.predicate, fresh(q.object)) for q in quads]
 
 
 def _load_dataset(test: dict, d: TermDictionary, extra_named: list[str]) -> Database:
@@ -116,13 +122,13 @@ def _load_dataset(test: dict, d: TermDictionary, extra_named: list[str]) -> Data
     quads = db.relation(QUAD, 4)
     enc = d.encode
     for iri in test["data"]:
-        for q in _parse_rdf(iri):
+        for q in _parse_rdf(iri, fresh_bnodes=True):
             db.triples.add((enc(q.subject), enc(q.predicate), enc(q.object)))
     for iri in list(dict.fromkeys(test["graph_data"] + extra_named)):
         if not _path(iri).exists():
             continue
         g = d.iri(iri)
-        for q in _parse_rdf(iri):
+        for q in _parse_rdf(iri, fresh_bnodes=True):
             quads.add((g, enc(q.subject), enc(q.predicate), enc(q.object)))
     return db
 
