@@ -32,11 +32,21 @@ from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import QUAD, Evaluator, dataset_view
 from chronolog.sparql.expressions import UnsupportedFunction, supported
 from chronolog.sparql.parse import BNODE_PREFIX, Unsupported, parse_query
-from chronolog.sparql.results import BooleanResult, GraphResult, SelectResult
+from chronolog.sparql.results import BooleanResult, GraphResult, SelectResult, write_results
 from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import TermDictionary
 
-__all__ = ["prepare", "PreparedQuery", "SelectResult", "BooleanResult", "GraphResult", "parse_query"]
+__all__ = ["prepare", "PreparedQuery", "SelectResult", "BooleanResult", "GraphResult", "parse_query",
+           "StandingQueries", "Registration", "BackgroundOnlyWarning", "write_results"]
+
+
+def __getattr__(name: str) -> Any:
+    # the standing-query layer imports this module: load it on first use
+    if name in ("StandingQueries", "Registration", "BackgroundOnlyWarning"):
+        from chronolog.sparql import incremental
+
+        return getattr(incremental, name)
+    raise AttributeError(name)
 
 
 def prepare(text: str, dictionary: TermDictionary, base: str | None = None,
