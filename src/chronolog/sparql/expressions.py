@@ -378,11 +378,19 @@ def cast(iri: str, t: Term) -> Term:
             return Literal(t.value)
         if t.language:
             return Literal(t.value)
+        if t.datatype == XSD_BOOLEAN:
+            cls, v = literal_value(t)
+            return Literal(("true" if v else "false") if cls == V_BOOLEAN else t.value)
         n = numeric(t)
         if n is not None and n[0] >= 2:
-            return Literal(_double_lexical(float(n[1])))
+            f = float(n[1])
+            if math.isnan(f) or math.isinf(f) or not (f == 0 or 1e-6 <= abs(f) < 1e6):
+                return Literal(_double_lexical(f))
+            text = repr(f)
+            return Literal(text[:-2] if text.endswith(".0") else text)
         if n is not None and n[0] == 1:
-            return Literal(_decimal_lexical(Decimal(n[1])))
+            d = Decimal(n[1])
+            return Literal(str(int(d)) if d == d.to_integral_value() else format(d.normalize(), "f"))
         if n is not None:
             return Literal(str(n[1]))
         return Literal(t.value)
