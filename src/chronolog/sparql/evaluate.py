@@ -237,17 +237,26 @@ class Evaluator:
         return names[1]
 
     def _Extend(self, node: A.Extend, graph: Any, sub: Solution) -> Iterator[Solution]:
-        f = self.expr(node.expr, graph)
-        var = node.var
+        # a chain of BINDs / SELECT expressions runs as one step per solution, so that
+        # BNODE(str) gives the same blank node for the same string within one solution
+        chain_: list[tuple[Var, Callable]] = []
+        inner: A.Pattern = node
+        while isinstance(inner, A.Extend):
+            chain_.append((inner.var, self.expr(inner.expr, graph)))
+            inner = inner.pattern
+        chain_.reverse()
+        ctx = self.context(graph)
         enc = self.d.encode
-        for m in self.eval(node.pattern, graph, sub):
-            v = f(m)
-            if v is None:
-                yield m
-            else:
-                out = dict(m)
-                out[var] = enc(v)
-                yield out
+        for m in self.eval(inner, graph, sub):
+            ctx.row = object()
+            ctx.bnodes.clear()  # BNODE(str) scope: this solution
+            out = m
+            for var, f in chain_:
+                v = f(out)
+                if v is not None:
+                    out = dict(out)
+                    out[var] = enc(v)
+            yield out
 
     def _Values(self, node: A.Values, graph: Any, sub: Solution) -> Iterator[Solution]:
         enc = self.d.encode

@@ -69,6 +69,7 @@ class Context:
         self.exists: Callable[[A.Pattern, dict], bool] | None = None
         self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
         self.bnodes: dict = {}
+        self.row: object | None = None  # identifies the solution being extended (BNODE scope)
 
     def reset(self) -> None:
         """Per-execution state: NOW() is fixed for one execution."""
@@ -894,7 +895,7 @@ def compile_expr(expr: A.Expr, ctx: Context) -> Fn:
             p = string_parts(a(sol))
             if p is None or p[1] is not None:
                 return None
-            key = (id(sol), p[0])
+            key = (ctx.row if ctx.row is not None else id(sol), p[0])
             b = ctx.bnodes.get(key)
             if b is None:
                 b = ctx.bnodes[key] = BlankNode()
