@@ -189,11 +189,13 @@ def equals(a: Term, b: Term) -> bool | None:
         return va == vb
     if a == b:
         return True
-    # different value spaces: false if both are known types, an error otherwise
-    known = {V_NUMERIC, V_STRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING}
-    if ca in known and cb in known:
+    # different value spaces: a language-tagged string equals no other kind of literal;
+    # a literal of an unknown datatype (or ill-typed) cannot be compared: an error
+    if ca == V_LANGSTRING or cb == V_LANGSTRING:
         return False
-    return None
+    if ca == V_OTHER or cb == V_OTHER:
+        return None
+    return False
 
 
 def compare(a: Term, b: Term) -> int | None:
