@@ -174,6 +174,47 @@ def _bool(b: bool | None) -> Term:
 
 
 # ---- comparison --------------------------------------------------------------------------
+_XSD_DATE = XSD + "date"
+_TEMPORAL_RE = re.compile(
+    r"^(-?\d{4,})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?))?(Z|[+-]\d{2}:\d{2})?$")
+_FOURTEEN_HOURS = 14 * 3600
+
+
+def _temporal(t: Term) -> tuple[str, float, bool] | None | bool:
+    """(kind, seconds since epoch, has timezone) of an xsd:dateTime / xsd:date literal;
+    False for an ill-typed one; None when ``t`` is not one."""
+    if not isinstance(t, Literal):
+        return None
+    dt = t.datatype.value
+    if dt not in (XSD + "dateTime", _XSD_DATE):
+        return None
+    m = _TEMPORAL_RE.match(t.value.strip())
+    if m is None or (dt == _XSD_DATE) != (m.group(4) is None):
+        return False
+    try:
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        day = datetime(y, mo, d, tzinfo=timezone.utc).timestamp() if 1 <= y <= 9999 else None
+    except ValueError:
+        return False
+    if day is None:
+        return False
+    secs = day
+    if m.group(4) is not None:
+        secs += int(m.group(4)) * 3600 + int(m.group(5)) * 60 + float(m.group(6))
+    tz = m.group(7)
+    if tz and tz != "Z":
+        sign = -1 if tz[0] == "-" else 1
+        secs -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    return ("date" if dt == _XSD_DATE else "dateTime", secs, tz is not None)
+
+
+def _temporal_cmp(a: tuple, b: tuple) -> int | None:
+    """XPath order of two instants; None when a timezone-less one makes it indeterminate."""
+    diff = a[1] - b[1]
+    if a[2] != b[2] and abs(diff) <= _FOURTEEN_HOURS:
+        return None
+    return (diff > 0) - (diff < 0)
+
 def equals(a: Term, b: Term) -> bool | None:
     """SPARQL ``=``: value equality for known literals, term equality else; None for an error."""
     if a is None or b is None:
@@ -181,6 +222,20 @@ def equals(a: Term, b: Term) -> bool | None:
     la, lb = isinstance(a, Literal), isinstance(b, Literal)
     if not (la and lb):
         return a == b
+    ta, tb = _temporal(a), _temporal(b)
+    if ta or tb:
+        if ta and tb:
+            if ta[0] != tb[0]:
+                return False
+            c = _temporal_cmp(ta, tb)
+            return None if c is None else c == 0
+        if a == b:
+            return True
+        other = tb if ta else ta
+        if other is False:  # an ill-typed date
+            return None
+        oc = literal_value(b if ta else a)[0]
+        return None if oc == V_OTHER else False
     ca, va = literal_value(a)
     cb, vb = literal_value(b)
     if ca == cb and ca not in (V_OTHER,):
@@ -201,6 +256,11 @@ def equals(a: Term, b: Term) -> bool | None:
 def compare(a: Term, b: Term) -> int | None:
     """-1/0/1 for ``<`` between comparable literals, None for a type error."""
     if not (isinstance(a, Literal) and isinstance(b, Literal)):
+        return None
+    ta, tb = _temporal(a), _temporal(b)
+    if ta or tb:
+        if ta and tb and ta[0] == tb[0]:
+            return _temporal_cmp(ta, tb)
         return None
     ca, va = literal_value(a)
     cb, vb = literal_value(b)
