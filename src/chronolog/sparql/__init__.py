@@ -91,7 +91,8 @@ def _check_with_pyoxigraph(text: str, base: str | None, filename: str | None) ->
         m = re.match(r"error at (\d+):(\d+)", str(e))
         line, col = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
         lines = text.splitlines() or [""]
-        raise ChronologSyntaxError(str(e), filename, line, col, lines[min(line, len(lines)) - 1]) from None
+        message = re.sub(r"^error at \d+:\d+: ", "syntax error: ", str(e))
+        raise ChronologSyntaxError(message, filename, line, col, lines[min(line, len(lines)) - 1]) from None
     except Exception:
         pass
 
