@@ -91,7 +91,7 @@ class _Body:
     """One shared basic graph pattern: its delta plans and the queries that use it."""
 
     def __init__(self, triples: tuple, vars_: tuple, d: TermDictionary, view: Layers,
-                 stream_predicates: set[int] | None, filters: list | None) -> None:
+                 stream_predicates: set[int] | None) -> None:
         enc = d.encode
         self.patterns = [tuple(a if isinstance(a, Var) else enc(a) for a in tr) for tr in triples]
         self.out_vars = vars_  # the solution tuple layout: all variables of the BGP, sorted
@@ -101,9 +101,21 @@ class _Body:
         self.plans: list[tuple[int | None, Any]] = []  # (predicate or None, runnable)
         self.view = view
         self.d = d
-        self.filters = filters  # filters compiled into the joins (unshared bodies only)
+        self.filters: list = []  # the sole query's filters, compiled into the joins
         self._stream_predicates = stream_predicates
-        self.compile()
+
+    def add_query(self, name: str, test: Callable | None, positions: tuple, cmp: tuple | None,
+                  join_filters: list) -> None:
+        """Add a query; a body with one query runs its filters inside the joins (pruning
+        early), a shared body runs the bare join and filters per query afterwards."""
+        self.queries.append((name, test, positions, cmp))
+        if len(self.queries) == 1:
+            self.filters = join_filters
+            self.compile()
+        elif len(self.queries) == 2:
+            self.filters = []
+            self.compile()
+        self.index_filters()
 
     def compile(self) -> None:
         view, n = self.view, len(self.patterns)
@@ -146,8 +158,9 @@ class _Body:
 
     def dispatch(self, rows: list[tuple], out: dict) -> None:
         """Apply every query's filter and projection to the shared solutions."""
+        filtered = bool(self.filters)  # a sole query's filters already ran in the join
         for name, test, positions, _ in self.unindexed:
-            sel = rows if test is None else [r for r in rows if test(r)]
+            sel = rows if test is None or filtered else [r for r in rows if test(r)]
             if sel:
                 out.setdefault(name, []).extend(tuple(None if p < 0 else r[p] for p in positions) for r in sel)
         if not self.indexed:
@@ -177,6 +190,10 @@ class _Body:
                 out.extend(run(src))
         return out
 
+    def predicates(self) -> set[int | None]:
+        """The predicates whose overlay facts start a plan (None: any predicate)."""
+        return {pred for pred, _ in self.plans}
+
 
 class StandingQueries:
     """Registered standing queries over one background; ``step(overlay)`` per time point.
@@ -205,6 +222,8 @@ class StandingQueries:
         self.stream_predicates = None if stream_predicates is None else {dictionary.iri(p) for p in stream_predicates}
         self.share = share
         self._bodies: dict[tuple, _Body] = {}
+        self._by_pred: dict = {}
+        self._any_pred: list = []
         self._general: list[tuple[str, Any, Counter]] = []
         self.registrations: dict[str, Registration] = {}
         self._background_answers: dict[str, list[tuple]] = {}
@@ -232,23 +251,19 @@ class StandingQueries:
         all_vars = tuple(sorted({a for tr in triples for a in tr if isinstance(a, Var)}))
         key = (tuple(sorted(map(str, triples))), all_vars)
         positions = tuple(all_vars.index(v) if v in all_vars else -1 for v in proj)
-        shared = self.share and key in self._bodies
-        if not shared:
-            own_key = key if self.share else (key, name)
-            body = _Body(triples, all_vars, self.d, self._view, self.stream_predicates,
-                         [self._join_filter(f, all_vars) for f in filters] if not self.share else None)
-            self._bodies[own_key] = body
-        else:
-            body = self._bodies[key]
-        test = self._row_filter(filters, all_vars) if self.share and filters else None
+        own_key = key if self.share else (key, name)
+        body = self._bodies.get(own_key)
+        if body is None:
+            body = self._bodies[own_key] = _Body(triples, all_vars, self.d, self._view, self.stream_predicates)
+        test = self._row_filter(filters, all_vars) if filters else None
         cmp = None
-        if self.share and len(filters) == 1:
+        if len(filters) == 1:
             c = comparison(filters[0])
             if c is not None and c[0] in all_vars:
                 cmp = (all_vars.index(c[0]), c[1], c[2])
         others = [q for q, _, _, _ in body.queries]
-        body.queries.append((name, test, positions, cmp))
-        body.index_filters()
+        body.add_query(name, test, positions, cmp, [self._join_filter(f, all_vars) for f in filters])
+        self._route()
         reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
         if body.background_only:
             warnings.warn(f"standing query {name!r} can only match background facts: "
@@ -256,6 +271,15 @@ class StandingQueries:
                           BackgroundOnlyWarning, stacklevel=2)
         self.registrations[name] = reg
         return reg
+
+    def _route(self) -> None:
+        """Index the bodies by the predicates that start their plans (dispatch per fact)."""
+        by_pred: dict = defaultdict(list)
+        self._any_pred: list[_Body] = []
+        for body in self._bodies.values():
+            for pred in body.predicates():
+                (self._any_pred if pred is None else by_pred[pred]).append(body)
+        self._by_pred = dict(by_pred)
 
     def background_answer(self, name: str) -> list[tuple]:
         """The solutions (id tuples) of ``name`` over the background alone, computed once."""
@@ -285,19 +309,33 @@ class StandingQueries:
         ``overlay`` holds the time point's facts (disjoint from the background): a
         Database, or an iterable of encoded triples.
         """
-        facts = list(overlay.triples) if isinstance(overlay, Database) else list(overlay)
         ov = self._overlay
         rel = ov.triples
         rel.clear()  # same Relation and index objects: the compiled plans stay bound
-        rel.add_all(facts)
-        by_pred: dict[int, list] = defaultdict(list)
-        for f in facts:
-            by_pred[f[1]].append(f)
+        facts = []
+        by_pred: dict[int, list] = {}
+        for f in (overlay.triples if isinstance(overlay, Database) else overlay):
+            if rel.add(f):
+                facts.append(f)
+                group = by_pred.get(f[1])
+                if group is None:
+                    by_pred[f[1]] = [f]
+                else:
+                    group.append(f)
         out: dict[str, list[tuple]] = {}
-        for body in self._bodies.values():
-            rows = body.delta(by_pred, facts)
-            if rows:
-                body.dispatch(rows, out)
+        if self._bodies:
+            routed = self._by_pred
+            bodies = list(self._any_pred)
+            for pred in by_pred:
+                bodies.extend(routed.get(pred, ()))
+            seen = set()
+            for body in bodies:
+                if id(body) in seen:
+                    continue
+                seen.add(id(body))
+                rows = body.delta(by_pred, facts)
+                if rows:
+                    body.dispatch(rows, out)
         if self._general:
             view = Layers(self._background_layers + (ov,))
             enc = self.d.encode
