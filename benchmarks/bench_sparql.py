@@ -211,6 +211,8 @@ def bench_sharing(counts: list[int], points: int, background: int) -> list[str]:
                 sq.register(f"q{i}", body % (i % 100))
             n_pts = max(50, points // max(1, count // 10)) if not share else points
             pts = elements[:n_pts]
+            for el in elements[-20:]:  # warm up
+                sq.step(el)
             gc.disable()
             t0 = time.perf_counter()
             for el in pts:
