@@ -203,3 +203,15 @@ def test_standing_queries_share_bodies_and_fall_back() -> None:
     assert out["q50"] == [(E + "r2", "60")]
     assert out["opt"] == [(E + "r1", "30"), (E + "r2", "60")]
     assert sq.step(Database()) == {}
+
+
+def test_interleaved_executions_see_their_own_views() -> None:
+    d = TermDictionary()
+    a, b = _db(d, [("a", "p", 1), ("a2", "p", 2)]), _db(d, [("b", "p", 1)])
+    q = prepare("PREFIX : <http://e/> SELECT ?s WHERE { ?s :p ?o }", d)
+    first = iter(q.execute(Layers([a])))
+    one = next(first)
+    second = [r[0].value for r in q.execute(Layers([b]))]
+    rest = [r[0].value for r in first]
+    assert second == [E + "b"]
+    assert sorted([one[0].value] + rest) == [E + "a", E + "a2"]

@@ -23,6 +23,7 @@ True
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 import pyoxigraph as ox
@@ -110,6 +111,7 @@ class PreparedQuery:
         self.fallback_reason = reason
         self.form = query.form if query is not None else _form_of(text)
         self._evaluator = Evaluator(dictionary, query.base if query is not None else base) if engine == "chronolog" else None
+        self._live: "weakref.ref | None" = None
 
     @property
     def variables(self) -> list[str]:
@@ -122,7 +124,13 @@ class PreparedQuery:
         assert q is not None and self._evaluator is not None
         if q.dataset is not None:
             view = dataset_view(view, self.dictionary, q.dataset)
-        solutions = self._evaluator.run(q.pattern, view)
+        # one evaluator runs one execution at a time (it holds the view): while an earlier
+        # result is still alive, this execution gets a fresh evaluator
+        live = self._live() if self._live is not None else None
+        evaluator = self._evaluator if live is None else Evaluator(self.dictionary, q.base)
+        solutions = _keep_going(evaluator.run(q.pattern, view))
+        if evaluator is self._evaluator:
+            self._live = weakref.ref(solutions)
         decode = self.dictionary.decode
         if q.form == "SELECT":
             vars_ = q.vars
@@ -136,6 +144,10 @@ class PreparedQuery:
         if q.form == "CONSTRUCT":
             return GraphResult(_construct(q.template, solutions, decode))
         return GraphResult(_describe(q, solutions, view, self.dictionary))
+
+
+def _keep_going(solutions: Iterator[dict]) -> Iterator[dict]:
+    yield from solutions
 
 
 def _form_of(text: str) -> str:
