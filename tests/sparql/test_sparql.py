@@ -215,3 +215,12 @@ def test_interleaved_executions_see_their_own_views() -> None:
     rest = [r[0].value for r in first]
     assert second == [E + "b"]
     assert sorted([one[0].value] + rest) == [E + "a", E + "a2"]
+
+
+def test_query_reading_no_triples_is_reported() -> None:
+    d = TermDictionary()
+    sq = incremental.StandingQueries(d, Database())
+    with pytest.warns(incremental.BackgroundOnlyWarning):
+        reg = sq.register("const", "SELECT ?x WHERE { VALUES ?x { 1 2 } }")
+    assert reg.background_only and len(sq.background_answer("const")) == 2
+    assert sq.step(_db(d, [("a", "p", 1)])) == {}

@@ -242,9 +242,15 @@ class StandingQueries:
             bg_rows = []
         self._background_answers[name] = bg_rows
         if frag is None:
-            reg = Registration(name, pq.variables if pq.query is not None else [], False, False,
+            static = pq.query is not None and not any(
+                (isinstance(n, A.BGP) and n.triples) or isinstance(n, A.PathPattern) for n in pq.query.walk())
+            reg = Registration(name, pq.variables if pq.query is not None else [], False, static,
                                reason="outside the delta-driven fragment (SELECT over BGP + FILTER)")
-            self._general.append((name, pq, Counter(bg_rows)))
+            if static:
+                warnings.warn(f"standing query {name!r} reads no triples: it gives the same "
+                              f"{len(bg_rows)} solution(s) at every time point", BackgroundOnlyWarning, stacklevel=2)
+            else:
+                self._general.append((name, pq, Counter(bg_rows)))
             self.registrations[name] = reg
             return reg
         triples, filters, proj = frag
