@@ -224,3 +224,30 @@ def test_query_reading_no_triples_is_reported() -> None:
         reg = sq.register("const", "SELECT ?x WHERE { VALUES ?x { 1 2 } }")
     assert reg.background_only and len(sq.background_answer("const")) == 2
     assert sq.step(_db(d, [("a", "p", 1)])) == {}
+
+
+def test_query_command_reasons_first_with_materialize(tmp_path, monkeypatch) -> None:
+    """With --rules the command calls chronolog.datalog.materialize(paths, rules, dictionary)."""
+    import sys
+    import types
+
+    calls = []
+
+    def materialize(paths, rules, dictionary):
+        calls.append((paths, rules))
+        view = command.load_data(paths, dictionary)
+        p = dictionary.iri(E + "p")
+        view.layers[0].triples.add((dictionary.iri(E + "derived"), p, dictionary.encode_value(5)))
+        return view
+
+    fake = types.ModuleType("chronolog.datalog")
+    fake.materialize = materialize
+    monkeypatch.setitem(sys.modules, "chronolog.datalog", fake)
+    (tmp_path / "d.ttl").write_text("@prefix : <http://e/> . :a :p 1 .\n")
+    (tmp_path / "q.rq").write_text("PREFIX : <http://e/> SELECT ?s WHERE { ?s :p ?o FILTER(?o > 1) }\n")
+    out = io.StringIO()
+    args = _args(query=str(tmp_path / "q.rq"), data=[str(tmp_path / "d.ttl")], results="tsv")
+    args.rules = ["rdfs", "extra.dl"]
+    assert command.query_command(args, out, io.StringIO()) == 0
+    assert calls == [([str(tmp_path / "d.ttl")], ["rdfs", "extra.dl"])]
+    assert out.getvalue() == "?s\n<http://e/derived>\n"
