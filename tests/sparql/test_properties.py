@@ -72,7 +72,13 @@ def _rows(result) -> Counter:
 @st.composite
 def standing_case(draw):
     pats = draw(patterns)
-    return pats, draw(filters(pats)), draw(graphs), draw(graphs)
+    filt = draw(filters(pats))
+    vs = _vars(pats)
+    if vs and draw(st.booleans()):  # a BIND, maybe filtered, projected
+        v = draw(st.sampled_from(vs))
+        filt += draw(st.sampled_from([f" BIND({v} * 2 AS ?z)", f" BIND(STR({v}) AS ?z)",
+                                      f" BIND({v} + 1 AS ?z) FILTER(?z > 5)"]))
+    return pats, filt, draw(graphs), draw(graphs)
 
 
 @SETTINGS
@@ -83,6 +89,8 @@ def test_incremental_equals_from_scratch(case) -> None:
     bg = _db(d, bg_triples)
     ov = _db(d, ov_triples, exclude=bg.triples.facts)  # layers are disjoint
     text = _bgp_query(pats, filt)
+    if "?z" in filt:
+        text = text.replace("SELECT ", "SELECT ?z ", 1)
     sq = StandingQueries(d, bg)
     reg = sq.register("q", text)
     assert reg.incremental

@@ -45,6 +45,7 @@ from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError,
 from chronolog.sparql import algebra as A
 from chronolog.sparql import prepare
 from chronolog.sparql.evaluate import comparison, id_test
+from chronolog.sparql.expressions import Context, compile_expr, ebv
 from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import V_NUMERIC, TermDictionary
 from bisect import bisect_left, bisect_right
@@ -68,23 +69,36 @@ class Registration:
     reason: str | None = None
 
 
-def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], tuple] | None:
-    """(triples, filters, projected vars) when ``q`` is SELECT over BGP + FILTERs, else None."""
+def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple] | None:
+    """(triples, pushable filters, post steps, projected vars) when ``q`` is a SELECT over a
+    BGP with FILTERs and BINDs, else None.
+
+    Pushable filters read only variables of the BGP: they run inside (or right after) the
+    join. Post steps (BINDs, and filters reading BIND results) run per solution in order.
+    """
     if q.form != "SELECT" or q.dataset is not None:
         return None
     node = q.pattern
     if isinstance(node, A.Project):
         node = node.pattern
-    filters: list[A.Expr] = []
-    while isinstance(node, A.Filter):
-        filters.append(node.expr)
+    steps: list[tuple] = []
+    while isinstance(node, (A.Filter, A.Extend)):
+        expr = node.expr
+        if expr.find(A.Exists, A.Aggregate) is not None:
+            return None
+        steps.append(("filter", expr) if isinstance(node, A.Filter) else ("extend", node.var, expr))
         node = node.pattern
     if not isinstance(node, A.BGP) or not node.triples:
         return None
-    for f in filters:
-        if f.find(A.Exists, A.Aggregate) is not None:
-            return None
-    return node.triples, filters, q.vars
+    steps.reverse()  # innermost first: the evaluation order
+    bgp_vars = node.pattern_vars()
+    pushed, post = [], []
+    for step in steps:
+        if step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bgp_vars:
+            pushed.append(step[1])
+        else:
+            post.append(step)
+    return node.triples, pushed, post, q.vars
 
 
 class _Body:
@@ -161,7 +175,13 @@ class _Body:
         filtered = bool(self.filters)  # a sole query's filters already ran in the join
         for name, test, positions, _ in self.unindexed:
             sel = rows if test is None or filtered else [r for r in rows if test(r)]
-            if sel:
+            if not sel:
+                continue
+            if callable(positions):  # BINDs / late FILTERs, then projection
+                got = [x for x in map(positions, sel) if x is not None]
+                if got:
+                    out.setdefault(name, []).extend(got)
+            else:
                 out.setdefault(name, []).extend(tuple(None if p < 0 else r[p] for p in positions) for r in sel)
         if not self.indexed:
             return
@@ -245,7 +265,7 @@ class StandingQueries:
             static = pq.query is not None and not any(
                 (isinstance(n, A.BGP) and n.triples) or isinstance(n, A.PathPattern) for n in pq.query.walk())
             reg = Registration(name, pq.variables if pq.query is not None else [], False, static,
-                               reason="outside the delta-driven fragment (SELECT over BGP + FILTER)")
+                               reason="outside the delta-driven fragment (SELECT over BGP + FILTER/BIND)")
             if static:
                 warnings.warn(f"standing query {name!r} reads no triples: it gives the same "
                               f"{len(bg_rows)} solution(s) at every time point", BackgroundOnlyWarning, stacklevel=2)
@@ -253,9 +273,10 @@ class StandingQueries:
                 self._general.append((name, pq, Counter(bg_rows)))
             self.registrations[name] = reg
             return reg
-        triples, filters, proj = frag
+        triples, filters, post_steps, proj = frag
         all_vars = tuple(sorted({a for tr in triples for a in tr if isinstance(a, Var)}))
         key = (tuple(sorted(map(str, triples))), all_vars)
+        post = self._post(post_steps, all_vars, proj) if post_steps else None
         positions = tuple(all_vars.index(v) if v in all_vars else -1 for v in proj)
         own_key = key if self.share else (key, name)
         body = self._bodies.get(own_key)
@@ -263,12 +284,13 @@ class StandingQueries:
             body = self._bodies[own_key] = _Body(triples, all_vars, self.d, self._view, self.stream_predicates)
         test = self._row_filter(filters, all_vars) if filters else None
         cmp = None
-        if len(filters) == 1:
+        if len(filters) == 1 and post is None:
             c = comparison(filters[0])
             if c is not None and c[0] in all_vars:
                 cmp = (all_vars.index(c[0]), c[1], c[2])
         others = [q for q, _, _, _ in body.queries]
-        body.add_query(name, test, positions, cmp, [self._join_filter(f, all_vars) for f in filters])
+        body.add_query(name, test, positions if post is None else post, cmp,
+                       [self._join_filter(f, all_vars) for f in filters])
         self._route()
         reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
         if body.background_only:
@@ -295,6 +317,26 @@ class StandingQueries:
     def _join_filter(self, expr: A.Expr, all_vars: tuple) -> JFilter:
         vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
         return JFilter(vars_, id_test(expr, vars_, self.d))
+
+    def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple) -> Callable[[tuple], tuple | None]:
+        """BINDs and late FILTERs of one query, applied to a solution row, then projection."""
+        ctx = Context(self.d)
+        compiled = [(s[0], s[1] if s[0] == "extend" else None, compile_expr(s[-1], ctx)) for s in steps]
+        enc = self.d.encode
+
+        def post(row: tuple) -> tuple | None:
+            sol = dict(zip(all_vars, row))
+            ctx.row = object()
+            ctx.bnodes.clear()
+            for kind, var, f in compiled:
+                v = f(sol)
+                if kind == "filter":
+                    if ebv(v) is not True:
+                        return None
+                elif v is not None:
+                    sol[var] = enc(v)
+            return tuple(sol.get(v) for v in proj)
+        return post
 
     def _row_filter(self, filters: list[A.Expr], all_vars: tuple) -> Callable[[tuple], bool]:
         tests = []
