@@ -251,3 +251,18 @@ def test_query_command_reasons_first_with_materialize(tmp_path, monkeypatch) -> 
     assert command.query_command(args, out, io.StringIO()) == 0
     assert calls == [([str(tmp_path / "d.ttl")], ["rdfs", "extra.dl"])]
     assert out.getvalue() == "?s\n<http://e/derived>\n"
+
+
+def test_describe_and_named_graphs() -> None:
+    d = TermDictionary()
+    db = _db(d, [("a", "p", "b"), ("a", "q", 1), ("c", "p", "a")])
+    g = d.iri(E + "g1")
+    quads = db.relation(evaluate.QUAD, 4)
+    quads.add((g, d.iri(E + "x"), d.iri(E + "p"), d.encode_value(2)))
+    view = Layers([db])
+    described = prepare("DESCRIBE <http://e/a>", d).execute(view)
+    assert sorted(p.value for s, p, o in described) == [E + "p", E + "q"]
+    rows = list(prepare("SELECT ?g ?s WHERE { GRAPH ?g { ?s <http://e/p> 2 } }", d).execute(view))
+    assert [(r[0].value, r[1].value) for r in rows] == [(E + "g1", E + "x")]
+    rows = list(prepare("SELECT ?s FROM <http://e/g1> WHERE { ?s ?p ?o }", d).execute(view))
+    assert [r[0].value for r in rows] == [E + "x"]
