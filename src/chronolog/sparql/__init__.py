@@ -31,7 +31,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import QUAD, Evaluator, dataset_view
-from chronolog.sparql.expressions import UnsupportedFunction, supported
+from chronolog.sparql.expressions import supported
 from chronolog.sparql.parse import BNODE_PREFIX, Unsupported, parse_query
 from chronolog.sparql.results import BooleanResult, GraphResult, SelectResult, write_results
 from chronolog.store import TRIPLE, Database, Layers

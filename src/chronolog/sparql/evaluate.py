@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from decimal import Decimal
-from itertools import chain, islice
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
-from pyoxigraph import BlankNode, Literal, NamedNode
+from pyoxigraph import Literal
 
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
 from chronolog.sparql.expressions import (
-    XSD_INTEGER, Context, OrderKey, arith, compile_expr, ebv, make_numeric, numeric, order_key,
+    XSD_INTEGER, Context, OrderKey, arith, compile_expr, ebv, make_numeric, numeric,
     string_parts,
 )
 from chronolog.store import TRIPLE, Database, Layers
@@ -51,6 +51,8 @@ class Evaluator:
         self._joins: dict = {}
         self._exprs: dict = {}
         self._contexts: dict = {}
+        self._numbers: dict = {}  # term id -> (numeric rank, value) or None
+        self._keep: list = []
         self.view: Layers = Layers([])
 
     # ---- compiled pieces -------------------------------------------------------------
@@ -66,8 +68,7 @@ class Evaluator:
         f = self._exprs.get(key)
         if f is None:
             f = self._exprs[key] = compile_expr(expr, self.context(graph))
-            self._keep = getattr(self, "_keep", [])
-            self._keep.append(expr)  # ids stay valid while the evaluator lives
+            self._keep.append(expr)  # cache keys are ids: keep the nodes alive
         return f
 
     def bgp_join(self, node: A.BGP, inputs: frozenset, graph: Any,
@@ -101,7 +102,6 @@ class Evaluator:
         join = CompiledJoin(steps, outs, ins)
         hit = (join, ins, outs)
         self._joins[key] = hit
-        self._keep = getattr(self, "_keep", [])
         self._keep.append(node)
         return hit
 
@@ -292,22 +292,58 @@ class Evaluator:
             yield sol
 
     def _Group(self, node: A.Group, graph: Any, sub: Solution) -> Iterator[Solution]:
-        keyfns = [self.expr(k, graph) for k in node.keys]
-        groups: dict[tuple, list] = defaultdict(list)
         enc = self.d.encode
+
+        def keyfn(k: A.Expr) -> Callable[[dict], Any]:
+            if isinstance(k, A.VarRef):  # group on the term id itself
+                return lambda m, v=k.var: m.get(v)
+            f = self.expr(k, graph)
+            return lambda m: None if (t := f(m)) is None else enc(t)
+
+        keyfns = [keyfn(k) for k in node.keys]
+        groups: dict[tuple, list] = defaultdict(list)
         for m in self.eval(node.pattern, graph, sub):
-            key = tuple(None if (v := f(m)) is None else enc(v) for f in keyfns)
-            groups[key].append(m)
+            groups[tuple(f(m) for f in keyfns)].append(m)
         if not groups and not node.keys:
             groups[()] = []
         aggs = [(var, agg, None if agg.expr is None else self.expr(agg.expr, graph)) for var, agg in node.aggregates]
         for key, rows in groups.items():
             out: Solution = {}
             for var, agg, f in aggs:
-                v = self.aggregate(agg, f, rows)
+                if isinstance(agg.expr, A.VarRef) and agg.name in ("COUNT", "SUM", "AVG"):
+                    v = self._numeric_aggregate(agg, [r.get(agg.expr.var) for r in rows])
+                else:
+                    v = self.aggregate(agg, f, rows)
                 if v is not None:
                     out[var] = enc(v)
             yield out
+
+    def _numeric_aggregate(self, agg: A.Aggregate, ids: list) -> Any:
+        """COUNT / SUM / AVG of a variable, on term ids and cached numeric values."""
+        ids = [i for i in ids if i is not None]
+        if agg.distinct:
+            ids = list(dict.fromkeys(ids))
+        if agg.name == "COUNT":
+            return make_numeric(0, len(ids))
+        cache = self._numbers
+        decode = self.d.decode
+        rank, total = 0, 0
+        for i in ids:
+            n = cache.get(i, False)
+            if n is False:
+                n = cache[i] = numeric(decode(i))
+            if n is None:
+                return None  # a non-numeric value: the aggregate is an error
+            r, v = n
+            if r > rank:
+                rank = r
+                total = Decimal(total) if rank == 1 else float(total)
+            total = total + (Decimal(v) if rank == 1 else float(v) if rank >= 2 else v)
+        if agg.name == "SUM":
+            return make_numeric(rank, total)
+        if not ids:
+            return make_numeric(0, 0)
+        return arith("/", make_numeric(rank, total), make_numeric(0, len(ids)))
 
     def aggregate(self, agg: A.Aggregate, f: Callable | None, rows: list) -> Any:
         name = agg.name

@@ -26,7 +26,7 @@ import random
 import re
 import uuid
 from datetime import datetime, timezone
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any, Callable
 from urllib.parse import quote, urljoin
 
