@@ -11,6 +11,7 @@ The default graph is the relation ``triple`` of the view; named graphs are the r
 """
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from decimal import Decimal
 from itertools import islice
@@ -86,7 +87,8 @@ class Evaluator:
             else:
                 body.append(Pattern(QUAD, (graph,) + args))
         outs = tuple(sorted({a for p in body for a in p.args if isinstance(a, Var)} - inputs))
-        for f in filters:  # FILTERs run inside the nested loops, as soon as their variables are bound
+        for f in (c for f in filters for c in _conjuncts(f)):
+            # each conjunct of a FILTER runs inside the nested loops as soon as its variables are bound
             fvars = tuple(sorted({n.var for n in f.walk() if isinstance(n, A.VarRef)}))
             body.append(JFilter(fvars, id_test(f, fvars, self.d, self.context(graph))))
         ins = tuple(sorted(inputs))
@@ -540,6 +542,13 @@ class Evaluator:
                     yield a, b
 
 
+def _conjuncts(expr: A.Expr) -> list[A.Expr]:
+    """The operands of a top-level ``&&`` chain (a FILTER keeps a solution iff all are true)."""
+    if isinstance(expr, A.Call) and expr.name == "&&":
+        return [c for a in expr.args for c in _conjuncts(a)]
+    return [expr]
+
+
 class _batched:
     """Batches of facts, sized so that a batch yields about 4096 rows (1 to 256 facts)."""
 
@@ -608,10 +617,7 @@ def dataset_view(view: Layers, dictionary: TermDictionary, dataset: tuple) -> La
 
 
 # ---- filters over ids ---------------------------------------------------------------------
-_CMP = {
-    "<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b,
-    ">=": lambda a, b: a >= b,
-}
+_CMP = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
 
 
 def id_test(expr: A.Expr, vars_: tuple, d: TermDictionary, ctx: Context | None = None) -> Callable[..., bool]:
@@ -652,15 +658,17 @@ def fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
     _, op, c = found
     cmp = _CMP[op]
     value = d.value
+    ctype = type(c)
+
     def test(i: int) -> bool:
         if i is None:
             return False
         cls, v = value(i)
         if cls != V_NUMERIC:
             return False
-        if isinstance(v, float) and isinstance(c, Decimal):
-            return cmp(v, float(c))
-        if isinstance(v, Decimal) and isinstance(c, float):
-            return cmp(float(v), c)
-        return cmp(v, c)
+        tv = type(v)
+        if tv is ctype or tv is int or ctype is int:
+            return cmp(v, c)
+        # decimal against double: SPARQL promotes the decimal to double
+        return cmp(float(v), float(c))
     return test
