@@ -97,7 +97,7 @@ def test_incremental_equals_from_scratch(case) -> None:
     new = sq.step(ov).get("q", [])
     incremental = Counter(sq.background_answer("q")) + Counter(new)
     pq = prepare(text, d)
-    scratch = Counter(tuple(d.encode(t) for t in row) for row in pq.execute(Layers([bg, ov])))
+    scratch = Counter(tuple(None if t is None else d.encode(t) for t in row) for row in pq.execute(Layers([bg, ov])))
     assert incremental == scratch
     # and a second time point reuses the compiled plans on a fresh overlay
     assert Counter(sq.step(Database()).get("q", [])) == Counter()
