@@ -7,6 +7,7 @@ from typing import Sequence
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
+from chronolog.sparql.command import add_query_arguments, query_command
 
 
 def _materialize(args: argparse.Namespace) -> int:
@@ -53,15 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     mat.add_argument("--sort", action="store_true", help="sort the output (deterministic, slower)")
     mat.set_defaults(handler=_materialize)
 
-    try:
-        from chronolog.sparql.command import add_query_arguments, query_command
-    except ImportError:
-        pass
-    else:
-        q = commands.add_parser("query", help="a SPARQL query over RDF data and its closure under rules",
-                                description="Reason over the data with the rules, then answer the SPARQL query.")
-        add_query_arguments(q)
-        q.set_defaults(handler=query_command)
+    q = commands.add_parser("query", help="a SPARQL query over RDF data and its closure under rules",
+                            description="Reason over the data with the rules, then answer the SPARQL query.")
+    add_query_arguments(q)
+    q.set_defaults(handler=query_command)
     return parser
 
 

@@ -1,0 +1,410 @@
+"""Standing queries, evaluated per time point, delta-driven.
+
+The enriched knowledge at a time point is ``background ∪ overlay`` (disjoint). A standing
+query's answer there is its background-only answer (computed once at registration, cached)
+plus the *new* solutions: those that use at least one overlay fact. Only the new solutions
+are computed per time point, semi-naive style: for a basic graph pattern ``P1 ... Pn``,
+
+    new = ∪_i  P1..P(i-1) over the background only ⋈ Pi over the overlay ⋈ P(i+1)..Pn over all
+
+which finds each new solution exactly once (no de-duplication needed). Each term of the
+union is a :class:`~chronolog.joins.CompiledJoin` with ``Pi`` first, run with the overlay
+facts matching ``Pi`` as its ``source``; overlay facts are dispatched to the terms by
+predicate, so the work per time point follows what arrived, not the background or the
+number of registered queries. The "background only" patterns read the relation
+``triple@bg``, an alias of the background's ``triple`` relation (no copy).
+
+Queries with the same basic graph pattern and projection, differing only in FILTERs, share
+one evaluation: the join runs once and each query's filter is applied to its solutions
+(DOTR's filter merging). Queries outside the fragment (SELECT [DISTINCT-free] over BGP +
+FILTER) are evaluated in full per time point and the cached background answer is subtracted.
+
+>>> from chronolog.terms import TermDictionary
+>>> from chronolog.store import Database
+>>> d = TermDictionary(); bg = Database()
+>>> E = "http://e/"
+>>> bg.triples.add((d.iri(E + "r1"), d.iri(E + "in"), d.iri(E + "b1")))
+True
+>>> sq = StandingQueries(d, bg)
+>>> reg = sq.register("hot", "PREFIX : <http://e/> SELECT ?r ?b WHERE { ?r :temp ?t . ?r :in ?b FILTER(?t > 60) }")
+>>> reg.incremental
+True
+>>> t1 = Database(); t1.triples.add((d.iri(E + "r1"), d.iri(E + "temp"), d.encode_value(70)))
+True
+>>> [(name, [tuple(d.decode(i).value for i in row) for row in rows]) for name, rows in sq.step(t1).items()]
+[('hot', [('http://e/r1', 'http://e/b1')])]
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, Var, order
+from chronolog.sparql import algebra as A
+from chronolog.sparql import prepare
+from chronolog.sparql.evaluate import comparison, id_test
+from chronolog.sparql.expressions import Context, compile_expr, ebv
+from chronolog.store import TRIPLE, Database, Layers
+from chronolog.terms import V_NUMERIC, TermDictionary
+from bisect import bisect_left, bisect_right
+
+OLD = TRIPLE + "@bg"
+
+
+class BackgroundOnlyWarning(UserWarning):
+    """A standing query that can only match background facts: same events at every time point."""
+
+
+@dataclass
+class Registration:
+    """What registering a standing query found out."""
+
+    name: str
+    variables: list[str]
+    incremental: bool  # delta-driven fast path (else full evaluation minus the background answer)
+    background_only: bool
+    shared_with: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple] | None:
+    """(triples, pushable filters, post steps, projected vars) when ``q`` is a SELECT over a
+    BGP with FILTERs and BINDs, else None.
+
+    Pushable filters read only variables of the BGP: they run inside (or right after) the
+    join. Post steps (BINDs, and filters reading BIND results) run per solution in order.
+    """
+    if q.form != "SELECT" or q.dataset is not None:
+        return None
+    node = q.pattern
+    if isinstance(node, A.Project):
+        node = node.pattern
+    steps: list[tuple] = []
+    while isinstance(node, (A.Filter, A.Extend)):
+        expr = node.expr
+        if expr.find(A.Exists, A.Aggregate) is not None:
+            return None
+        steps.append(("filter", expr) if isinstance(node, A.Filter) else ("extend", node.var, expr))
+        node = node.pattern
+    if not isinstance(node, A.BGP) or not node.triples:
+        return None
+    steps.reverse()  # innermost first: the evaluation order
+    bgp_vars = node.pattern_vars()
+    pushed, post = [], []
+    for step in steps:
+        if step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bgp_vars:
+            pushed.append(step[1])
+        else:
+            post.append(step)
+    return node.triples, pushed, post, q.vars
+
+
+class _Body:
+    """One shared basic graph pattern: its delta plans and the queries that use it."""
+
+    def __init__(self, triples: tuple, vars_: tuple, d: TermDictionary, view: Layers,
+                 stream_predicates: set[int] | None) -> None:
+        enc = d.encode
+        self.patterns = [tuple(a if isinstance(a, Var) else enc(a) for a in tr) for tr in triples]
+        self.out_vars = vars_  # the solution tuple layout: all variables of the BGP, sorted
+        self.queries: list[tuple] = []  # (name, row test or None, positions, comparison or None)
+        self.indexed: list[tuple] = []  # (column, op, sorted constants, queries) for threshold filters
+        self.unindexed: list[tuple] = []
+        self.plans: list[tuple[int | None, Any]] = []  # (predicate or None, runnable)
+        self.view = view
+        self.d = d
+        self.filters: list = []  # the sole query's filters, compiled into the joins
+        self._stream_predicates = stream_predicates
+
+    def add_query(self, name: str, test: Callable | None, positions: tuple, cmp: tuple | None,
+                  join_filters: list) -> None:
+        """Add a query; a body with one query runs its filters inside the joins (pruning
+        early), a shared body runs the bare join and filters per query afterwards."""
+        self.queries.append((name, test, positions, cmp))
+        if len(self.queries) == 1:
+            self.filters = join_filters
+            self.compile()
+        elif len(self.queries) == 2:
+            self.filters = []
+            self.compile()
+        self.index_filters()
+
+    def compile(self) -> None:
+        view, n = self.view, len(self.patterns)
+        self.plans = []
+        self.background_only = True
+
+        def estimate(p: Pattern, mask: tuple) -> float:
+            return view.fanout(TRIPLE, mask)
+
+        for i in range(n):
+            pred = self.patterns[i][1]
+            pred = None if isinstance(pred, Var) else pred
+            if self._stream_predicates is not None and pred is not None and pred not in self._stream_predicates:
+                continue
+            self.background_only = False
+            body: list = [Pattern(OLD if j < i else TRIPLE, self.patterns[j]) for j in range(n)]
+            body += self.filters or []
+            try:
+                steps = order(body, estimate, first=i)
+            except PlanError:
+                continue
+            join = CompiledJoin(steps, self.out_vars)
+            self.plans.append((pred, join.bind(view)))
+
+    def index_filters(self) -> None:
+        """Group queries whose filter is ``?v op constant`` by (column, op), sorted by constant:
+        a solution then finds the queries it satisfies by binary search (DOTR filter merging)."""
+        groups: dict = defaultdict(list)
+        self.unindexed = []
+        for q in self.queries:
+            if q[3] is not None and len(self.queries) > 1:
+                col, op, const = q[3]
+                groups[(col, op)].append((const, q))
+            else:
+                self.unindexed.append(q)
+        self.indexed = []
+        for (col, op), items in groups.items():
+            items.sort(key=lambda x: x[0])
+            self.indexed.append((col, op, [c for c, _ in items], [q for _, q in items]))
+
+    def dispatch(self, rows: list[tuple], out: dict) -> None:
+        """Apply every query's filter and projection to the shared solutions."""
+        filtered = bool(self.filters)  # a sole query's filters already ran in the join
+        for name, test, positions, _ in self.unindexed:
+            sel = rows if test is None or filtered else [r for r in rows if test(r)]
+            if not sel:
+                continue
+            if callable(positions):  # BINDs / late FILTERs, then projection
+                got = [x for x in map(positions, sel) if x is not None]
+                if got:
+                    out.setdefault(name, []).extend(got)
+            else:
+                out.setdefault(name, []).extend(tuple(None if p < 0 else r[p] for p in positions) for r in sel)
+        if not self.indexed:
+            return
+        value = self.d.value
+        for col, op, consts, qs in self.indexed:
+            for r in rows:
+                cls, v = value(r[col])
+                if cls != V_NUMERIC or v != v:
+                    continue
+                if op == ">":
+                    hit = qs[:bisect_left(consts, v)]
+                elif op == ">=":
+                    hit = qs[:bisect_right(consts, v)]
+                elif op == "<":
+                    hit = qs[bisect_right(consts, v):]
+                else:
+                    hit = qs[bisect_left(consts, v):]
+                for name, _, positions, _ in hit:
+                    out.setdefault(name, []).append(tuple(None if p < 0 else r[p] for p in positions))
+
+    def delta(self, by_pred: dict, all_facts: list) -> list[tuple]:
+        out: list[tuple] = []
+        for pred, run in self.plans:
+            src = all_facts if pred is None else by_pred.get(pred)
+            if src:
+                out.extend(run(src))
+        return out
+
+    def predicates(self) -> set[int | None]:
+        """The predicates whose overlay facts start a plan (None: any predicate)."""
+        return {pred for pred, _ in self.plans}
+
+
+class StandingQueries:
+    """Registered standing queries over one background; ``step(overlay)`` per time point.
+
+    ``stream_predicates`` (IRIs), when known, names the predicates overlay facts can carry;
+    patterns with another constant predicate never start a delta plan, and a query none of
+    whose patterns can match the stream is reported (``BackgroundOnlyWarning``).
+    ``share`` merges queries that differ only in FILTER (on by default).
+    """
+
+    def __init__(self, dictionary: TermDictionary, background: Database | Layers,
+                 stream_predicates: Iterable[str] | None = None, share: bool = True) -> None:
+        self.d = dictionary
+        layers = background.layers if isinstance(background, Layers) else (background,)
+        aliased = []
+        for db in layers:
+            alias = Database()
+            alias.relations = dict(db.relations)
+            alias.relations[OLD] = db.triples
+            aliased.append(alias)
+        self._background_layers = tuple(layers)
+        self._aliased = tuple(aliased)
+        self._overlay = Database()
+        self._view = Layers(self._aliased + (self._overlay,))
+        self._bg_view = Layers(self._background_layers)
+        self.stream_predicates = None if stream_predicates is None else {dictionary.iri(p) for p in stream_predicates}
+        self.share = share
+        self._bodies: dict[tuple, _Body] = {}
+        self._by_pred: dict = {}
+        self._any_pred: list = []
+        self._general: list[tuple[str, Any, Counter]] = []
+        self.registrations: dict[str, Registration] = {}
+        self._background_answers: dict[str, list[tuple]] = {}
+
+    # ---- registration ----------------------------------------------------------------
+    def register(self, name: str, text: str, base: str | None = None, filename: str | None = None) -> Registration:
+        if name in self.registrations:
+            raise ValueError(f"a standing query named {name!r} is already registered")
+        pq = prepare(text, self.d, base=base, filename=filename)
+        frag = _fragment(pq.query) if pq.query is not None and pq.engine == "chronolog" else None
+        bg_result = pq.execute(self._bg_view)
+        if pq.form == "SELECT":
+            enc = self.d.encode
+            bg_rows = [tuple(None if t is None else enc(t) for t in row) for row in bg_result]
+        else:
+            bg_rows = []
+        self._background_answers[name] = bg_rows
+        if frag is None:
+            static = pq.query is not None and not any(
+                (isinstance(n, A.BGP) and n.triples) or isinstance(n, A.PathPattern) for n in pq.query.walk())
+            reg = Registration(name, pq.variables if pq.query is not None else [], False, static,
+                               reason="outside the delta-driven fragment (SELECT over BGP + FILTER/BIND)")
+            if static:
+                warnings.warn(f"standing query {name!r} reads no triples: it gives the same "
+                              f"{len(bg_rows)} solution(s) at every time point", BackgroundOnlyWarning, stacklevel=2)
+            else:
+                self._general.append((name, pq, Counter(bg_rows)))
+            self.registrations[name] = reg
+            return reg
+        triples, filters, post_steps, proj = frag
+        all_vars = tuple(sorted({a for tr in triples for a in tr if isinstance(a, Var)}))
+        key = (tuple(sorted(map(str, triples))), all_vars)
+        post = self._post(post_steps, all_vars, proj) if post_steps else None
+        positions = tuple(all_vars.index(v) if v in all_vars else -1 for v in proj)
+        own_key = key if self.share else (key, name)
+        body = self._bodies.get(own_key)
+        if body is None:
+            body = self._bodies[own_key] = _Body(triples, all_vars, self.d, self._view, self.stream_predicates)
+        test = self._row_filter(filters, all_vars) if filters else None
+        cmp = None
+        if len(filters) == 1 and post is None:
+            c = comparison(filters[0])
+            if c is not None and c[0] in all_vars:
+                cmp = (all_vars.index(c[0]), c[1], c[2])
+        others = [q for q, _, _, _ in body.queries]
+        body.add_query(name, test, positions if post is None else post, cmp,
+                       [self._join_filter(f, all_vars) for f in filters])
+        self._route()
+        reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
+        if body.background_only:
+            warnings.warn(f"standing query {name!r} can only match background facts: "
+                          f"it gives the same {len(bg_rows)} solution(s) at every time point",
+                          BackgroundOnlyWarning, stacklevel=2)
+        self.registrations[name] = reg
+        return reg
+
+    def _route(self) -> None:
+        """Index the bodies by the predicates that start their plans (dispatch per fact)."""
+        by_pred: dict = defaultdict(list)
+        self._any_pred: list[_Body] = []
+        for body in self._bodies.values():
+            for pred in body.predicates():
+                (self._any_pred if pred is None else by_pred[pred]).append(body)
+        self._by_pred = dict(by_pred)
+
+    def background_answer(self, name: str) -> list[tuple]:
+        """The solutions (id tuples) of ``name`` over the background alone, computed once."""
+        return self._background_answers[name]
+
+    # ---- compiled filters --------------------------------------------------------------
+    def _join_filter(self, expr: A.Expr, all_vars: tuple) -> JFilter:
+        vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
+        return JFilter(vars_, id_test(expr, vars_, self.d))
+
+    def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple) -> Callable[[tuple], tuple | None]:
+        """BINDs and late FILTERs of one query, applied to a solution row, then projection."""
+        ctx = Context(self.d)
+        compiled = [(s[0], s[1] if s[0] == "extend" else None, compile_expr(s[-1], ctx)) for s in steps]
+        enc = self.d.encode
+
+        def post(row: tuple) -> tuple | None:
+            sol = dict(zip(all_vars, row))
+            ctx.row = object()
+            ctx.bnodes.clear()
+            for kind, var, f in compiled:
+                v = f(sol)
+                if kind == "filter":
+                    if ebv(v) is not True:
+                        return None
+                elif v is not None:
+                    sol[var] = enc(v)
+            return tuple(sol.get(v) for v in proj)
+        return post
+
+    def _row_filter(self, filters: list[A.Expr], all_vars: tuple) -> Callable[[tuple], bool]:
+        tests = []
+        for f in filters:
+            vars_ = tuple(sorted({n.var for n in f.walk() if isinstance(n, A.VarRef)}))
+            idx = tuple(all_vars.index(v) if v in all_vars else None for v in vars_)
+            t = id_test(f, vars_, self.d)
+            tests.append((idx, t))
+        if len(tests) == 1 and len(tests[0][0]) == 1 and tests[0][0][0] is not None:
+            (i,), t = tests[0]
+            return lambda row: t(row[i])
+        return lambda row: all(t(*(None if i is None else row[i] for i in idx)) for idx, t in tests)
+
+    # ---- per time point ----------------------------------------------------------------
+    def step(self, overlay: Database | Iterable[tuple[int, int, int]]) -> dict[str, list[tuple]]:
+        """The new solutions (id tuples, projected) of every query at this time point.
+
+        ``overlay`` holds the time point's facts (disjoint from the background): a
+        Database, or an iterable of encoded triples.
+        """
+        ov = self._overlay
+        rel = ov.triples
+        rel.clear()  # same Relation and index objects: the compiled plans stay bound
+        facts = []
+        by_pred: dict[int, list] = {}
+        for f in (overlay.triples if isinstance(overlay, Database) else overlay):
+            if rel.add(f):
+                facts.append(f)
+                group = by_pred.get(f[1])
+                if group is None:
+                    by_pred[f[1]] = [f]
+                else:
+                    group.append(f)
+        out: dict[str, list[tuple]] = {}
+        if self._bodies:
+            routed = self._by_pred
+            bodies = list(self._any_pred)
+            for pred in by_pred:
+                bodies.extend(routed.get(pred, ()))
+            seen = set()
+            for body in bodies:
+                if id(body) in seen:
+                    continue
+                seen.add(id(body))
+                rows = body.delta(by_pred, facts)
+                if rows:
+                    body.dispatch(rows, out)
+        if self._general:
+            view = Layers(self._background_layers + (ov,))
+            enc = self.d.encode
+            for name, pq, bg in self._general:
+                res = pq.execute(view)
+                if pq.form != "SELECT":
+                    continue
+                left = Counter(bg)
+                new = []
+                for row in res:
+                    key = tuple(None if t is None else enc(t) for t in row)
+                    if left[key] > 0:
+                        left[key] -= 1
+                    else:
+                        new.append(key)
+                if new:
+                    out[name] = new
+        return out
+
+    def decode(self, row: Sequence[int | None]) -> tuple:
+        dec = self.d.decode
+        return tuple(None if i is None else dec(i) for i in row)
+
+
