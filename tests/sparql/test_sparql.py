@@ -135,7 +135,7 @@ def test_select_features_and_engine_choice() -> None:
 def test_result_writers_round_trip(fmt: str, oxfmt) -> None:
     rows = [(NamedNode(E + "a"), Literal("x \"y\"\n", language="en"), None),
             (ox.BlankNode("b1"), Literal("1.5", datatype=NamedNode(XSD + "decimal")), Literal("tab\tz"))]
-
+    out = io.StringIO()
     write_results(results.SelectResult(["s", "o", "z"], iter(rows)), out, fmt)
     parsed = ox.parse_query_results(out.getvalue().encode(), format=oxfmt)
     got = [tuple(sol[i] for i in range(3)) for sol in parsed]
@@ -146,7 +146,7 @@ def test_result_writers_round_trip(fmt: str, oxfmt) -> None:
 
 
 def test_csv_writer_quotes() -> None:
-
+    out = io.StringIO()
     write_results(results.SelectResult(["a"], iter([(Literal('x,"y"'),)])), out, "csv")
     assert out.getvalue() == 'a\r\n"x,""y"""\r\n'
 
@@ -165,7 +165,7 @@ def test_query_command(tmp_path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert command.query_command(_args(query=str(tmp_path / "q.rq"), data=[str(tmp_path / "d.ttl")]), out, err) == 0
     assert json.loads(out.getvalue())["results"]["bindings"] == [{"s": {"type": "uri", "value": E + "b"}}]
-
+    out = io.StringIO()
     assert command.query_command(_args(query=str(tmp_path / "q.rq"), data=[str(tmp_path / "d.ttl")], results="csv"), out, err) == 0
     assert out.getvalue() == "s\r\nhttp://e/b\r\n"
     (tmp_path / "bad.rq").write_text("SELECT ?s WHERE {\n  ?s ?p \n")
@@ -244,7 +244,7 @@ def test_query_command_reasons_first_with_materialize(tmp_path, monkeypatch) -> 
     monkeypatch.setitem(sys.modules, "chronolog.datalog", fake)
     (tmp_path / "d.ttl").write_text("@prefix : <http://e/> . :a :p 1 .\n")
     (tmp_path / "q.rq").write_text("PREFIX : <http://e/> SELECT ?s WHERE { ?s :p ?o FILTER(?o > 1) }\n")
-
+    out = io.StringIO()
     args = _args(query=str(tmp_path / "q.rq"), data=[str(tmp_path / "d.ttl")], results="tsv")
     args.rules = ["rdfs", "extra.dl"]
     assert command.query_command(args, out, io.StringIO()) == 0
