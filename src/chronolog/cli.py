@@ -35,6 +35,73 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _example_dir(args: argparse.Namespace) -> None:
+    """``chronolog run DIR``: an example directory holds program.dotr, stream.*, and
+    optionally background files (background.*) and rules (*.dl)."""
+    from pathlib import Path
+
+    folder = Path(args.program)
+    if not folder.is_dir():
+        return
+    programs = sorted(folder.glob("*.dotr"))
+    if len(programs) != 1:
+        raise ChronologError(f"{folder}: an example directory holds exactly one .dotr program, found {len(programs)}")
+    args.program = str(programs[0])
+    if args.stream is None:
+        streams = sorted(p for p in folder.iterdir() if p.suffix in (".trig", ".jsonl"))
+        if len(streams) != 1:
+            raise ChronologError(f"{folder}: expected one stream file (.trig or .jsonl), found {len(streams)}")
+        args.stream = str(streams[0])
+    if not args.background:
+        args.background = [str(p) for p in sorted(folder.glob("background.*"))]
+    if not args.rules:
+        args.rules = [str(p) for p in sorted(folder.glob("*.dl"))]
+
+
+def _run(args: argparse.Namespace) -> int:
+    import time
+
+    from chronolog.engine import Engine
+    from chronolog.progress import Progress
+    from chronolog.streams import StreamElement, detect_stream_format, open_stream_writer, read_stream
+
+    _example_dir(args)
+    if args.stream is None:
+        raise ChronologError("run needs --stream STREAM (or an example directory)")
+    if args.runner != "inprocess":
+        raise ChronologError("the Spark runner is not built yet: use --runner inprocess")
+    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
+    for warning in engine.warnings:
+        print(warning, file=sys.stderr)
+    fmt = args.format or detect_stream_format(args.stream)
+    out = sys.stdout.buffer if args.output in (None, "-") else args.output
+    progress = Progress()
+    start = time.monotonic()
+    stats = engine.stats
+    with open_stream_writer(out, engine.dictionary, format=fmt) as writer:
+        for graph in engine.run(read_stream(args.stream, engine.dictionary)):
+            writer.write(StreamElement(graph.time, graph.triples))
+            rate = stats.time_points / max(1e-9, time.monotonic() - start)
+            progress.update(f"{stats.time_points:,} time points ({rate:,.0f}/s), stream time {graph.time}, "
+                            f"{stats.detections:,} detections")
+    progress.done(f"{stats.time_points:,} time points, {stats.detections:,} detections "
+                  f"in {time.monotonic() - start:.1f} s")
+    if args.stats:
+        print(stats.report(), file=sys.stderr)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from chronolog.engine import Engine
+
+    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
+    for warning in engine.warnings:
+        print(warning, file=sys.stderr)
+    print(f"{args.program}: ok: {len(engine.attributes) - len(engine.rules)} events, {len(engine.rules)} rules"
+          + (f", {len(engine.warnings)} warning(s)" if engine.warnings else ""))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chronolog",
@@ -53,6 +120,29 @@ def build_parser() -> argparse.ArgumentParser:
     mat.add_argument("--format", help="output format (nt, ttl, nq, trig); default from -o, else N-Triples")
     mat.add_argument("--sort", action="store_true", help="sort the output (deterministic, slower)")
     mat.set_defaults(handler=_materialize)
+
+    run = commands.add_parser(
+        "run", help="run a DOTR program over a stream",
+        description="Run a DOTR program over a stream of time-annotated graphs; write what it detects "
+                    "as a stream in the input's format.")
+    run.add_argument("program", metavar="PROGRAM", help="a .dotr program, or an example directory")
+    run.add_argument("--stream", metavar="STREAM", help="the input stream (.trig or .jsonl)")
+    run.add_argument("--background", action="append", default=[], metavar="DATA", help="background RDF; repeatable")
+    run.add_argument("--rules", action="append", default=[], metavar="RULES",
+                     help="rdfs, owl-rl or a .dl file; repeatable")
+    run.add_argument("--runner", choices=["inprocess", "spark"], default="inprocess",
+                     help="where to run (default inprocess; the Spark runner is not built yet)")
+    run.add_argument("-o", "--output", metavar="OUT", help="output stream file; default stdout")
+    run.add_argument("--format", choices=["trig", "jsonl"], help="output format; default: the input's")
+    run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
+    run.set_defaults(handler=_run)
+
+    check = commands.add_parser("check", help="parse and validate a DOTR program without running it",
+                                description="Parse and validate a program: errors as FILE:LINE:COL.")
+    check.add_argument("program", metavar="PROGRAM", help="a .dotr program")
+    check.add_argument("--background", action="append", default=[], metavar="DATA")
+    check.add_argument("--rules", action="append", default=[], metavar="RULES")
+    check.set_defaults(handler=_check)
 
     q = commands.add_parser("query", help="a SPARQL query over RDF data and its closure under rules",
                             description="Reason over the data with the rules, then answer the SPARQL query.")

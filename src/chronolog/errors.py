@@ -61,6 +61,10 @@ class SourceMap:
         end = self._starts[line] - 1 if line < len(self._starts) else len(self.source)
         return line, pos - start + 1, self.source[start:end]
 
+    def offset(self, line: int, column: int) -> int:
+        """The character offset of a 1-based line and column."""
+        return self._starts[line - 1] + column - 1
+
     def error(self, message: str, pos: int) -> ChronologSyntaxError:
         line, column, text = self.position(pos)
         return ChronologSyntaxError(message, self.filename, line, column, text)
