@@ -40,7 +40,7 @@ from chronolog.lang.dotr import LoweredRule, Lowering, value_decoder
 from chronolog.lang.dotr_syntax import DotrProgram, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.sparql import BackgroundOnlyWarning, StandingQueries
-from chronolog.streams import StreamElement, group_time_points
+from chronolog.streams import StreamElement
 from chronolog.terms import TermDictionary
 
 Triple = tuple[int, int, int]
@@ -199,12 +199,31 @@ class Engine:
         return out
 
     def run(self, elements: Iterable[StreamElement]) -> Iterator[OutputGraph]:
-        """Output graphs for a stream of elements (grouped into time points)."""
-        for time, group in group_time_points(elements):
-            triples: dict[Triple, None] = {}
-            for element in group:
-                triples.update(dict.fromkeys(element.triples))
-            yield from self.push(time, triples)
+        """Output graphs for a stream of elements, grouped into time points.
+
+        When reading the stream fails (a malformed or late element), the time point read
+        so far is still processed and its outputs yielded before the error propagates:
+        nothing accepted before the bad element is lost.
+        """
+        current: int | None = None
+        triples: dict[Triple, None] = {}
+        source = iter(elements)
+        while True:
+            try:
+                element = next(source)
+            except StopIteration:
+                break
+            except Exception:
+                if current is not None:
+                    yield from self.push(current, triples)
+                raise
+            if current is not None and element.time != current:
+                yield from self.push(current, triples)
+                triples = {}
+            current = element.time
+            triples.update(dict.fromkeys(element.triples))
+        if current is not None:
+            yield from self.push(current, triples)
 
     def _graph(self, composite: cep.Event) -> OutputGraph:
         lowered = self.rules[composite.type]

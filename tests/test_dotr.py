@@ -1,0 +1,146 @@
+"""DOTR end to end: the paper's fire example through the command line, the language's
+errors with their places, and bad streams."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+from chronolog.engine import Engine
+from chronolog.errors import ChronologError, ChronologSyntaxError, LateElementError
+from chronolog.streams import read_stream
+
+ROOT = Path(__file__).resolve().parents[1]
+EX = "http://example.org/"
+FIRE = ROOT / "examples" / "fire"
+
+
+def chronolog(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def graphs(trig: Path) -> list[tuple[str, set[tuple[str, str, str]]]]:
+    """(time, triples) per output element, fresh urn:chronolog: IRIs replaced by '_fresh'."""
+    def name(term: object) -> str:
+        text = term.value if isinstance(term, pyoxigraph.NamedNode) else str(term)
+        return "_fresh" if text.startswith("urn:chronolog:") and "element" not in text else text
+
+    times: dict[str, str] = {}
+    contents: dict[str, set] = {}
+    for q in pyoxigraph.parse(path=str(trig), format=pyoxigraph.RdfFormat.TRIG):
+        if isinstance(q.graph_name, pyoxigraph.DefaultGraph):
+            times[q.subject.value] = q.object.value
+        else:
+            contents.setdefault(q.graph_name.value, set()).add((name(q.subject), name(q.predicate), name(q.object)))
+    return sorted((times[g], triples) for g, triples in contents.items())
+
+
+def test_fire_example_gives_the_papers_output(tmp_path: Path) -> None:
+    """Seed 000 section 3: { dotr:id a :Fire ; :at_room :roomA } @ 12 (plus the max temperature)."""
+    out = tmp_path / "out.trig"
+    done = chronolog("run", "examples/fire", "-o", str(out), "--stats")
+    assert done.returncode == 0, done.stderr
+    assert graphs(out) == [("12", {
+        ("_fresh", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "Fire"),
+        ("_fresh", EX + "at_room", EX + "roomA"),
+        ("_fresh", EX + "max_temp", '"65"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+    })]
+    assert "2 time points" in done.stderr and "reasoning" in done.stderr
+
+
+def test_fire_example_as_json_lines(tmp_path: Path) -> None:
+    engine = Engine.from_file(FIRE / "fire.dotr", background=[str(FIRE / "background.ttl")],
+                              rules=[str(FIRE / "rooms.dl")])
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text(
+        '{"time": 10, "graph": "<http://example.org/r1> a <http://example.org/TempReading> ; '
+        '<http://example.org/sensor> <http://example.org/s1> ; <http://example.org/value> 65 . '
+        '<http://example.org/s1> <http://example.org/is_at_location> <http://example.org/locA> ."}\n'
+        '{"time": 12, "graph": "<http://example.org/r2> a <http://example.org/SmokeReading> ; '
+        '<http://example.org/sensor> <http://example.org/s2> . '
+        '<http://example.org/s2> <http://example.org/is_at_location> <http://example.org/locB> ."}\n'
+        '{"time": 13, "graph": "<http://example.org/r3> a <http://example.org/SmokeReading> ; '
+        '<http://example.org/sensor> <http://example.org/s2> ."}\n')
+    out = [engine.decode(g) for g in engine.run(read_stream(stream, engine.dictionary))]
+    assert [(t, sorted(p for _, p, _ in triples)) for t, triples in out] == [
+        (12, sorted([EX + "at_room", EX + "max_temp", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"]))]
+    # r3 at 13 is no Smoke event: where :s2 is holds only at 12 (nothing leaks across time points)
+    assert engine.stats.events == 2 and engine.stats.detections == 1
+
+
+def test_check_reports_ok_and_errors(tmp_path: Path) -> None:
+    done = chronolog("check", "examples/fire/fire.dotr")
+    assert done.returncode == 0 and "ok: 2 events, 1 rules" in done.stdout
+    bad = tmp_path / "bad.dotr"
+    bad.write_text((FIRE / "fire.dotr").read_text().replace("HighTemp.room", "HighTemp.rooom", 1))
+    done = chronolog("check", str(bad))
+    assert done.returncode == 2
+    assert f"{bad}:12:22: event 'HighTemp' has no attribute 'rooom'" in done.stderr
+    assert "^" in done.stderr
+
+
+PROGRAM = (FIRE / "fire.dotr").read_text()
+
+
+@pytest.mark.parametrize("old, new, where, message", [
+    ("FROM Smoke AND", "FROM Smok AND", "11:8", "unknown event 'Smok'"),
+    ("WHERE Smoke.room", "WHERE Smoky.room", "12:9", "unknown alias 'Smoky'"),
+    ("WITHIN 5 min FROM Smoke\n", "WITHIN 5 min FROM Rain\n", "11:32", "the scope refers to 'Rain'"),
+    ("WITHIN 5 min FROM Smoke\n", "WITHIN 5 parsecs FROM Smoke\n", "11:41", "expected FROM alias, found 'parsecs'"),
+    ("LAST HighTemp WITHIN 5 min FROM Smoke", "NOT HighTemp", "11:22", "NOT HighTemp needs a scope"),
+    ("CONSUMING HighTemp", "CONSUMING Rain", "14:13", "CONSUMING Rain: not an event selected"),
+    ("?room = Smoke.room,", "?roomz = Smoke.room,", "13:8", "?roomz is bound in WITH but not used in DEFINE"),
+    ("FILTER(?val > 60) }", "FILTER(?val > ) }", "7:72", "syntax error"),
+    ("?read a :SmokeReading", "?read a ex:SmokeReading", "5:54", "unknown prefix 'ex'"),
+    ("RULE :fire", "RULE fire :x", "9:11", "expected DEFINE"),
+])
+def test_program_errors_name_the_place(old: str, new: str, where: str, message: str) -> None:
+    assert old in PROGRAM
+    with pytest.raises(ChronologSyntaxError) as info:
+        Engine(PROGRAM.replace(old, new, 1), filename="fire.dotr")
+    shown = str(info.value)
+    assert shown.startswith("fire.dotr:" + where), shown
+    assert message in shown
+
+
+def test_stream_going_back_in_time_is_an_error_naming_it(tmp_path: Path) -> None:
+    stream = tmp_path / "back.trig"
+    stream.write_text((FIRE / "stream.trig").read_text() + (
+        ':g11 { :r9 a :SmokeReading ; :sensor :s2 . }\n:g11 prov:generatedAtTime "11"^^xsd:integer .\n'))
+    out = tmp_path / "out.trig"
+    done = chronolog("run", "examples/fire/fire.dotr", "--stream", str(stream), "--background",
+                     "examples/fire/background.ttl", "--rules", "examples/fire/rooms.dl", "-o", str(out))
+    assert done.returncode == 2
+    assert "late element at time 11, older than the stream's current time 12" in done.stderr
+    assert [t for t, _ in graphs(out)] == ["12"]  # what was detected before the error is written
+
+
+def test_malformed_element_mid_stream_keeps_what_came_before(tmp_path: Path) -> None:
+    stream = tmp_path / "broken.jsonl"
+    stream.write_text(
+        '{"time": 10, "graph": "<http://example.org/r1> a <http://example.org/TempReading> ; '
+        '<http://example.org/sensor> <http://example.org/s1> ; <http://example.org/value> 65 . '
+        '<http://example.org/s1> <http://example.org/is_at_location> <http://example.org/locA> ."}\n'
+        '{"time": 12, "graph": "<http://example.org/r2> a <http://example.org/SmokeReading> ; '
+        '<http://example.org/sensor> <http://example.org/s2> . '
+        '<http://example.org/s2> <http://example.org/is_at_location> <http://example.org/locB> ."}\n'
+        '{"time": 14, "graph": "<http://example.org/r3> a <http://example.org/SmokeReading"}\n')
+    out = tmp_path / "out.jsonl"
+    done = chronolog("run", "examples/fire/fire.dotr", "--stream", str(stream), "--background",
+                     "examples/fire/background.ttl", "--rules", "examples/fire/rooms.dl", "-o", str(out))
+    assert done.returncode == 2
+    assert f"{stream}:3:" in done.stderr
+    assert [line.split(",")[0] for line in out.read_text().splitlines()] == ['{"time": 12']
+
+
+def test_same_time_point_twice_is_refused() -> None:
+    engine = Engine(PROGRAM)
+    engine.push(5, [])
+    with pytest.raises(ChronologError, match="time point 5 was already processed"):
+        engine.push(5, [])
+    with pytest.raises(LateElementError, match="late time point 4"):
+        engine.push(4, [])
