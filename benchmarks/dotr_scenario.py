@@ -65,8 +65,8 @@ def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2) -
 
 def program(n_rules: int = 10, length: int = 2, selection: str = "last", window: str = "5 s") -> str:
     """The scenario's DOTR program: ``n_rules`` rules differing only in their FILTER value X
-    (X = 1..n_rules; stream values are 11..100, so with at most 10 rules every value passes,
-    as in the paper), each with its two event queries over ``:read_valA`` / ``:read_valB``.
+    (X = 10, 9, 8, ... down to 11 - n_rules; stream values are 11..100, so every value passes
+    every filter, as in the paper), each with its two event queries over ``:read_valA`` / ``:read_valB``.
 
     A rule's pattern is a ``:read_valA`` reading (the terminator) preceded, within
     ``window``, by a ``:read_valB`` reading in the same room; ``length`` > 2 chains more
@@ -77,7 +77,7 @@ def program(n_rules: int = 10, length: int = 2, selection: str = "last", window:
     out = [f"# DOTR section 5 default scenario: {n_rules} rules, pattern length {length}, {selection}.",
            f"PREFIX : <{EX}>", ""]
     for i in range(n_rules):
-        x = i + 1
+        x = 10 - i
         out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v > {x}) }}")
         out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v > {x}) }}")
     out.append("")
