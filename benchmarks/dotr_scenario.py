@@ -65,8 +65,9 @@ def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2) -
 
 def program(n_rules: int = 10, length: int = 2, selection: str = "last", window: str = "5 s") -> str:
     """The scenario's DOTR program: ``n_rules`` rules differing only in their FILTER value X
-    (X = 10, 9, 8, ... down to 11 - n_rules; stream values are 11..100, so every value passes
-    every filter, as in the paper), each with its two event queries over ``:read_valA`` / ``:read_valB``.
+    (``?v < X``, X = 101, 102, ...: stream values are 11..100, so every value passes every
+    filter, as in the paper, with any number of rules; the constants stay positive because a
+    negative one, ``-5``, is a unary minus to the SPARQL engine and is not merged), each with its two event queries over ``:read_valA`` / ``:read_valB``.
 
     A rule's pattern is a ``:read_valA`` reading (the terminator) preceded, within
     ``window``, by a ``:read_valB`` reading in the same room; ``length`` > 2 chains more
@@ -77,9 +78,9 @@ def program(n_rules: int = 10, length: int = 2, selection: str = "last", window:
     out = [f"# DOTR section 5 default scenario: {n_rules} rules, pattern length {length}, {selection}.",
            f"PREFIX : <{EX}>", ""]
     for i in range(n_rules):
-        x = 10 - i
-        out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v > {x}) }}")
-        out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v > {x}) }}")
+        x = 101 + i
+        out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
+        out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
     out.append("")
     for i in range(n_rules):
         items = [f"A{i}"]
