@@ -61,3 +61,77 @@ def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2) -
         value = d.encode(Literal(str(rnd.randint(11, 100)), datatype=XSD_INT))
         out.append((n * 1000, (sensor, pred, value)))
     return out
+
+
+def program(n_rules: int = 10, length: int = 2, selection: str = "last", window: str = "5 s") -> str:
+    """The scenario's DOTR program: ``n_rules`` rules differing only in their FILTER value X
+    (``?v < X``, X = 101, 102, ...: stream values are 11..100, so every value passes every
+    filter, as in the paper, with any number of rules; the constants stay positive because a
+    negative one, ``-5``, is a unary minus to the SPARQL engine and is not merged), each with its two event queries over ``:read_valA`` / ``:read_valB``.
+
+    A rule's pattern is a ``:read_valA`` reading (the terminator) preceded, within
+    ``window``, by a ``:read_valB`` reading in the same room; ``length`` > 2 chains more
+    ``:read_valB`` readings, each within ``window`` before the previous one (DOTR Fig. 6),
+    all with ``selection`` (``last`` or ``each``).
+    """
+    sel = selection.upper()
+    out = [f"# DOTR section 5 default scenario: {n_rules} rules, pattern length {length}, {selection}.",
+           f"PREFIX : <{EX}>", ""]
+    for i in range(n_rules):
+        x = 101 + i
+        out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
+        out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
+    out.append("")
+    for i in range(n_rules):
+        items = [f"A{i}"]
+        where = []
+        previous = f"A{i}"
+        for j in range(1, length):
+            alias = f"B{j}"
+            items.append(f"{sel} B{i} AS {alias} WITHIN {window} FROM {previous}")
+            where.append(f"{alias}.room = A{i}.room")
+            previous = alias
+        out.append(f"RULE :alert{i}")
+        out.append(f"  DEFINE {{ ?alert a :Alert ; :rule {i} ; :room ?room ; :sensor ?s ; :value ?v ; :before ?b . }}")
+        out.append("  FROM " + " AND ".join(items))
+        if where:
+            out.append("  WHERE " + " AND ".join(where))
+        out.append(f"  WITH ?room = A{i}.room, ?s = A{i}.s, ?v = A{i}.v, ?b = B1.v" if length > 1 else
+                   f"  WITH ?room = A{i}.room, ?s = A{i}.s, ?v = A{i}.v")
+        out.append("")
+    return "\n".join(out)
+
+
+def write_example(folder: str, filler: int = 10_000, points: int = 100, n_rules: int = 10) -> None:
+    """An example directory for ``chronolog run DIR``: scenario.dotr, background.ttl,
+    scenario.dl and stream.trig (``points`` one-triple elements, one per second)."""
+    from pathlib import Path
+
+    from pyoxigraph import RdfFormat, Triple, serialize
+
+    from chronolog.streams import StreamElement, write_stream
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    d = TermDictionary()
+    (out / "scenario.dotr").write_text(program(n_rules), encoding="utf-8")
+    (out / "scenario.dl").write_text(rules(10), encoding="utf-8")
+    dec = d.decode
+    triples = [Triple(dec(s), dec(p), dec(o)) for s, p, o in background(d, filler, 10)]
+    head = (f"# DOTR section 5 default scenario background (benchmarks/dotr_scenario.py): sensors, objects, "
+            f"rooms and {len(triples):,} triples in all.\n").encode()
+    (out / "background.ttl").write_bytes(head + serialize(triples, format=RdfFormat.TURTLE, prefixes={"": EX}))
+    stream = [StreamElement(t, (triple,)) for t, triple in elements(d, points)]
+    write_stream(stream, out / "stream.trig", d)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write the default scenario as an example directory.")
+    parser.add_argument("folder")
+    parser.add_argument("--filler", type=int, default=10_000, help="background size (default 10k triples)")
+    parser.add_argument("--points", type=int, default=100, help="stream elements, one per second")
+    parser.add_argument("--rules", type=int, default=10)
+    a = parser.parse_args()
+    write_example(a.folder, a.filler, a.points, a.rules)

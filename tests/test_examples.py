@@ -1,0 +1,295 @@
+"""Golden end-to-end tests of the citybench and synthetic examples, through the command
+line, and unit tests of the CityBench converter (chronolog.citybench).
+
+Each example directory's ``expected.txt`` holds the output graphs of
+``python -m chronolog run DIR``, one line per graph: its time, then its triples (N-Triples,
+sorted, a few namespaces abbreviated), with fresh ``urn:chronolog:RULE:N`` IRIs and blank
+nodes renamed so that graphs compare up to that renaming; lines are sorted, so the graphs
+compare as a multiset. ``CHRONOLOG_UPDATE_GOLDEN=1`` rewrites them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+from pyoxigraph import DefaultGraph, RdfFormat
+
+from chronolog import citybench
+from chronolog.citybench import CityBenchError, Conversion, compress, convert, load_distances, load_repository
+from chronolog.streams import read_stream
+from chronolog.terms import TermDictionary
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SHARED = ROOT.parent / "shared" / "data" / "citybench"
+GOLDEN = ["citybench/q1", "citybench/q2", "synthetic"]
+PREFIXES = {
+    "http://www.insight-centre.org/dataset/SampleEventService#": "ces:",
+    "http://example.org/citybench#": "cb:",
+    "http://example.org/": "ex:",
+    "http://www.w3.org/2001/XMLSchema#": "xsd:",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
+}
+_IRI = re.compile(r"<(" + "|".join(re.escape(ns) for ns in PREFIXES) + r")([^>]*)>")
+_FRESH = re.compile(r"<urn:chronolog:([^:>]+):\d+(-[^>]*)?>")
+_BLANK = re.compile(r"_:[A-Za-z0-9_]+")
+
+
+def canonical(trig: bytes) -> list[str]:
+    """Sorted lines ``time<TAB>graph`` of a TriG output stream, fresh names renamed; a graph
+    is its triples sorted, grouped by subject (``s p o ; p o . s2 p o``)."""
+    times: dict[str, int] = {}
+    graphs: dict[str, list[tuple[str, str]]] = {}
+    for quad in pyoxigraph.parse(trig, RdfFormat.TRIG):
+        if quad.graph_name == DefaultGraph():
+            times[quad.subject.value] = int(quad.object.value)
+            continue
+        terms = []
+        for term in (quad.subject, quad.predicate, quad.object):
+            text = _FRESH.sub(lambda m: f"<urn:chronolog:{m.group(1)}:*{m.group(2) or ''}>", str(term))
+            terms.append(_IRI.sub(lambda m: PREFIXES[m.group(1)] + m.group(2), _BLANK.sub("_:b", text)))
+        graphs.setdefault(quad.graph_name.value, []).append((terms[0], f"{terms[1]} {terms[2]}"))
+    lines = []
+    for g, triples in graphs.items():
+        by_subject: dict[str, list[str]] = {}
+        for subject, rest in sorted(triples):
+            by_subject.setdefault(subject, []).append(rest)
+        lines.append(f"{times[g]}\t" + " . ".join(f"{s} " + " ; ".join(r) for s, r in by_subject.items()))
+    return sorted(lines)
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], cwd=ROOT, env=env,
+                          capture_output=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("example", GOLDEN)
+def test_golden_output(example: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.trig"
+    done = run_cli("run", str(EXAMPLES / example), "-o", str(out))
+    assert done.returncode == 0, done.stderr.decode()
+    got = canonical(out.read_bytes())
+    expected_file = EXAMPLES / example / "expected.txt"
+    if os.environ.get("CHRONOLOG_UPDATE_GOLDEN"):
+        expected_file.write_text("".join(line + "\n" for line in got), encoding="utf-8")
+    expected = expected_file.read_text(encoding="utf-8").splitlines()
+    assert len(got) == len(expected)
+    assert got == expected
+
+
+def test_golden_files_are_not_trivial() -> None:
+    for example in GOLDEN:
+        lines = (EXAMPLES / example / "expected.txt").read_text(encoding="utf-8").splitlines()
+        assert len(lines) > 50, example
+
+
+def test_q1_pairs_are_all_pairs_within_3_s() -> None:
+    """Q1's three rules together give each pair of road readings at most 3 s apart once."""
+    q1 = EXAMPLES / "citybench" / "q1"
+    d = TermDictionary()
+    road = {d.iri(prop): sensor for sensor, props in load_repository(q1 / "background.ttl").items()
+            for prop, kind in props if kind == "CongestionLevel"}
+    observed_property = d.iri("http://purl.oclc.org/NET/ssnx/ssn#observedProperty")
+    times: dict[str, list[int]] = {}
+    for element in read_stream(q1 / "stream.trig", d):
+        for s, p, o in element.triples:
+            if p == observed_property and o in road:
+                times.setdefault(road[o], []).append(element.time)
+    assert len(times) == 2
+    first, second = times.values()
+    pairs = sum(1 for x in first for y in second if abs(x - y) <= 3000)
+    assert pairs == len((q1 / "expected.txt").read_text(encoding="utf-8").splitlines())
+
+
+# -- the converter -----------------------------------------------------------------------
+
+CES = citybench.CES
+REPO = f"""
+@prefix ces: <{CES}> .
+@prefix ssn: <http://purl.oclc.org/NET/ssnx/ssn#> .
+@prefix ct: <http://www.insight-centre.org/citytraffic#> .
+ces:AarhusTrafficData1 a ssn:Sensor ; ssn:observes ces:pSpeed, ces:pCount, ces:pTime, ces:pCong, ces:pEst, ces:pApi .
+ces:AarhusTrafficData2 a ssn:Sensor ; ssn:observes ces:qCong .
+ces:AarhusWeatherData0 a ssn:Sensor ; ssn:observes ces:wT, ces:wH, ces:wW .
+ces:pSpeed a ct:AvgSpeed . ces:pCount a ct:VehicleCount . ces:pTime a ct:MeasureTime .
+ces:pCong a ct:CongestionLevel . ces:pEst a ct:EstimatedTime . ces:pApi a ct:API .
+ces:qCong a ct:CongestionLevel .
+ces:wT a ct:Temperature . ces:wH a ct:Humidity . ces:wW a ct:WindSpeed .
+"""
+TRAFFIC = "status,avgMeasuredTime,avgSpeed,extID,medianMeasuredTime,TIMESTAMP,vehicleCount,_id,REPORT_ID\n"
+WEATHER = "hum,tempm,wspdm,TIMESTAMP\n"
+META = "REPORT_ID,DISTANCE_IN_METERS,_id\n1,2000,9\n2,500,10\n"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    (tmp_path / "repo.ttl").write_text(REPO)
+    (tmp_path / "meta.csv").write_text(META)
+    return tmp_path
+
+
+def values(elements, d: TermDictionary) -> dict[tuple[int, str], float]:
+    """(time, observed property local name) -> value."""
+    out = {}
+    for el in elements:
+        by_ob: dict[int, dict[str, object]] = {}
+        for s, p, o in el.triples:
+            by_ob.setdefault(s, {})[d.decode(p).value.rsplit("/", 1)[-1].rsplit("#", 1)[-1]] = d.decode(o)
+        for ob in by_ob.values():
+            assert ob["type"].value.endswith("#Observation")
+            out[(el.time, ob["observedProperty"].value[len(CES):])] = float(ob["hasValue"].value)
+            assert ob["hasValue"].datatype.value.endswith("#double")
+    return out
+
+
+def test_mapping_values(data: Path) -> None:
+    (data / "AarhusTrafficData1.stream").write_text(
+        TRAFFIC + "OK,120,50,1,120,2014-08-01T07:50:00,10,100,1\nOK,130,0,1,130,2014-08-01T07:55:00,4,101,1\n")
+    (data / "AarhusWeatherData0.stream").write_text(WEATHER + "56,18.5,7.4,2014-08-01T07:50:00\n")
+    d = TermDictionary()
+    els = convert([data / "AarhusTrafficData1.stream", data / "AarhusWeatherData0.stream"],
+                  data / "repo.ttl", data / "meta.csv", d)
+    t0 = 1406879400000  # 2014-08-01T07:50:00Z
+    assert [e.time for e in els] == [t0, t0 + 300_000]
+    got = values(els, d)
+    assert got == {
+        (t0, "pSpeed"): 50.0, (t0, "pCount"): 10.0, (t0, "pTime"): 120.0,
+        (t0, "pCong"): 10 / 2000, (t0, "pEst"): 2000 / 50,
+        (t0, "wT"): 18.5, (t0, "wH"): 56.0, (t0, "wW"): 7.4,
+        (t0 + 300_000, "pSpeed"): 0.0, (t0 + 300_000, "pCount"): 4.0, (t0 + 300_000, "pTime"): 130.0,
+        (t0 + 300_000, "pCong"): 4 / 2000, (t0 + 300_000, "pEst"): -1.0,
+    }
+    # four triples per observation, observedBy the row's sensor; ct:API gets none
+    assert len(els[0].triples) == 4 * 8
+    sensors = {d.decode(o).value for e in els for s, p, o in e.triples if d.decode(p).value.endswith("observedBy")}
+    assert sensors == {CES + "AarhusTrafficData1", CES + "AarhusWeatherData0"}
+
+
+def test_missing_weather_value_leaves_that_observation_out(data: Path) -> None:
+    (data / "AarhusWeatherData0.stream").write_text(WEATHER + "56,,7.4,2014-08-01T07:50:00\n,,,2014-08-01T08:00:00\n")
+    d = TermDictionary()
+    els = convert([data / "AarhusWeatherData0.stream"], data / "repo.ttl", None, d)
+    assert sorted(k[1] for k in values(els, d)) == ["wH", "wW"]
+    assert [len(e.triples) for e in els] == [8, 0]
+
+
+def test_merge_same_timestamp_one_time_point_sorted_and_deduplicated(data: Path) -> None:
+    (data / "a.stream").write_text(TRAFFIC + "OK,1,1,1,1,2014-08-01T08:05:00,1,1,1\n"
+                                   "OK,1,1,1,1,2014-08-01T08:00:00,2,2,1\n"
+                                   "OK,1,1,1,1,2014-08-01T08:00:00,2,2,1\n")
+    (data / "b.stream").write_text(TRAFFIC + "OK,1,1,1,1,2014-08-01T08:00:00,5,3,2\n"
+                                   "OK,1,1,1,1,2014-08-01T08:10:00,5,4,2\n")
+    d = TermDictionary()
+    stats = Conversion()
+    els = convert([data / "a.stream", data / "b.stream"], data / "repo.ttl", data / "meta.csv", d, stats=stats)
+    t = 1406880000000
+    assert [e.time for e in els] == [t, t + 300_000, t + 600_000]
+    got = values(els, d)
+    assert got[(t, "pCong")] == 2 / 2000 and got[(t, "qCong")] == 5 / 500  # both roads in one time point
+    assert stats.duplicates[str(data / "a.stream")] == 1
+    assert stats.out_of_order[str(data / "a.stream")] == 1
+    assert stats.time_points == 3
+
+
+def test_compression(data: Path) -> None:
+    rows = "".join(f"OK,1,1,1,1,2014-08-01T{8 + i // 12:02d}:{5 * (i % 12):02d}:00,1,{i},1\n" for i in range(30))
+    (data / "a.stream").write_text(TRAFFIC + rows)
+    d = TermDictionary()
+    plain = convert([data / "a.stream"], data / "repo.ttl", data / "meta.csv", d)
+    fast = convert([data / "a.stream"], data / "repo.ttl", data / "meta.csv", d, rate=1000)
+    slow = convert([data / "a.stream"], data / "repo.ttl", data / "meta.csv", d, rate=3, skip=5, limit=4)
+    assert [e.time for e in fast] == [plain[0].time + i for i in range(30)]
+    assert [e.triples for e in fast] == [e.triples for e in plain]
+    assert [e.time - slow[0].time for e in slow] == [0, 333, 667, 1000]
+    assert slow[0].time == plain[5].time and slow[0].triples == plain[5].triples
+    assert compress([5, 9, 100], 2) == [5, 505, 1005]
+    for bad in (0, -1, 1001):
+        with pytest.raises(ValueError):
+            compress([1, 2], bad)
+
+
+@pytest.mark.parametrize("row, message", [
+    ("OK,1,1,1,1,2014-08-01T08:00:00,1,1\n", "expected 9 fields, found 8"),
+    ("OK,1,fast,1,1,2014-08-01T08:00:00,1,1,1\n", "avgSpeed is not a number: 'fast'"),
+    ("OK,1,1,1,1,yesterday,1,1,1\n", "TIMESTAMP is not a date-time: 'yesterday'"),
+    ("OK,1,1,1,1,2014-08-01T08:00:00,1,1,77\n", "REPORT_ID 77 is not in the traffic metadata"),
+    ("OK,1,1,1,1,2014-08-01T08:00:00,1,1,x\n", "REPORT_ID is not a number: 'x'"),
+])
+def test_bad_rows_name_file_and_line(data: Path, row: str, message: str) -> None:
+    path = data / "bad.stream"
+    path.write_text(TRAFFIC + "OK,1,1,1,1,2014-08-01T07:55:00,1,1,1\n" + row)
+    with pytest.raises(CityBenchError) as caught:
+        convert([path], data / "repo.ttl", data / "meta.csv", TermDictionary())
+    assert str(caught.value) == f"{path}:3: {message}"
+
+
+def test_bad_header_and_unknown_sensor(data: Path) -> None:
+    (data / "x.stream").write_text("a,b\n1,2\n")
+    with pytest.raises(CityBenchError, match=r"x\.stream:1: not a CityBench"):
+        convert([data / "x.stream"], data / "repo.ttl", data / "meta.csv", TermDictionary())
+    (data / "meta.csv").write_text(META + "3,100,11\n")
+    (data / "y.stream").write_text(TRAFFIC + "OK,1,1,1,1,2014-08-01T08:00:00,1,1,3\n")
+    with pytest.raises(CityBenchError, match=r"y\.stream:2: sensor .*AarhusTrafficData3 is not in the repository"):
+        convert([data / "y.stream"], data / "repo.ttl", data / "meta.csv", TermDictionary())
+
+
+def test_command_line_writes_a_readable_stream(data: Path) -> None:
+    (data / "AarhusTrafficData1.stream").write_text(
+        TRAFFIC + "OK,120,50,1,120,2014-08-01T07:50:00,10,100,1\nOK,130,40,1,130,2014-08-01T07:55:00,4,101,1\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for ext in ("trig", "jsonl"):
+        out = data / f"s.{ext}"
+        done = subprocess.run([sys.executable, "-m", "chronolog.citybench", str(data / "AarhusTrafficData1.stream"),
+                               "--repository", str(data / "repo.ttl"), "--metadata", str(data / "meta.csv"),
+                               "--rate", "2", "-o", str(out)], env=env, capture_output=True, timeout=60)
+        assert done.returncode == 0, done.stderr.decode()
+        d = TermDictionary()
+        els = list(read_stream(out, d))
+        assert [e.time for e in els] == [1406879400000, 1406879400500]
+        assert values(els, d)[(1406879400500, "pEst")] == 2000 / 40
+    bad = subprocess.run([sys.executable, "-m", "chronolog.citybench", str(data / "AarhusTrafficData1.stream"),
+                          "--repository", str(data / "repo.ttl"), "--metadata", str(data / "meta.csv"),
+                          "--rate", "5000"], env=env, capture_output=True, timeout=60)
+    assert bad.returncode == 2 and b"rate must be in" in bad.stderr
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the shared CityBench data is not here")
+def test_real_data_first_rows() -> None:
+    repo = load_repository(SHARED / "SensorRepository.n3")
+    assert [k for _, k in repo[CES + "AarhusWeatherData0"]] == ["Humidity", "Temperature", "WindSpeed"]
+    assert sorted(k for _, k in repo[CES + "AarhusTrafficData158505"]) == [
+        "AvgSpeed", "CongestionLevel", "EstimatedTime", "MeasureTime", "VehicleCount"]
+    distances = load_distances(SHARED / "trafficMetaData.csv")
+    assert distances["158505"] == 2065
+    d = TermDictionary()
+    els = convert([SHARED / "streams" / "AarhusTrafficData158505.stream"], repo, distances, d, limit=1)
+    got = {k[1]: v for k, v in values(els, d).items()}
+    cong = next(p for p, k in repo[CES + "AarhusTrafficData158505"] if k == "CongestionLevel")[len(CES):]
+    est = next(p for p, k in repo[CES + "AarhusTrafficData158505"] if k == "EstimatedTime")[len(CES):]
+    # first row: OK,141,52,616,141,2014-08-01T07:50:00,1,20746168,158505
+    assert got[cong] == 1 / 2065 and got[est] == 2065 / 52
+    assert els[0].time == 1406879400000
+
+
+def test_excerpts_match_the_converter() -> None:
+    """The committed q1 stream is what the converter makes of the shared data."""
+    if not SHARED.exists():
+        pytest.skip("the shared CityBench data is not here")
+    d1, d2 = TermDictionary(), TermDictionary()
+    committed = list(read_stream(EXAMPLES / "citybench" / "q1" / "stream.trig", d1))
+    fresh = convert([SHARED / "streams" / "AarhusTrafficData182955.stream",
+                     SHARED / "streams" / "AarhusTrafficData158505.stream"],
+                    SHARED / "SensorRepository.n3", SHARED / "trafficMetaData.csv", d2, rate=1, limit=80)
+
+    def dec(els, d):
+        return [(e.time, sorted(tuple(str(d.decode(t)) for t in tr) for tr in e.triples)) for e in els]
+
+    assert dec(committed, d1) == dec(fresh, d2)
+    assert json.dumps(len(committed)) == "80"
