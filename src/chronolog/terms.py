@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 from typing import Union
 
@@ -63,8 +64,11 @@ def parse_datetime_us(lexical: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+@lru_cache(maxsize=1 << 16)
 def literal_value(term: Literal) -> Value:
-    """The value class and Python value of a literal; ill-typed literals are V_OTHER."""
+    """The value class and Python value of a literal; ill-typed literals are V_OTHER.
+
+    Cached: expression evaluators on decoded terms ask for the same literals again and again."""
     dtype = term.datatype.value
     lexical = term.value
     try:

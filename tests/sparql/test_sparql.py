@@ -191,9 +191,11 @@ def test_standing_queries_share_bodies_and_fall_back() -> None:
     bg = _db(d, [("r1", "in", "b1"), ("r2", "in", "b1")])
     sq = incremental.StandingQueries(d, bg)
     body = "PREFIX : <http://e/> SELECT ?r ?t WHERE { ?r :temp ?t . ?r :in ?b FILTER(?t > %d) }"
-    for k in (10, 50):
+    for k in (10, 50, -5):
         sq.register(f"q{k}", body % k)
     assert sq.registrations["q50"].shared_with == ["q10"]
+    assert sq.registrations["q-5"].shared_with == ["q10", "q50"]
+
     reg = sq.register("opt", "PREFIX : <http://e/> SELECT ?r ?t WHERE { ?r :in ?b OPTIONAL { ?r :temp ?t } }")
     assert not reg.incremental
     t = _db(d, [("r1", "temp", 30), ("r2", "temp", 60)])
@@ -265,3 +267,12 @@ def test_describe_and_named_graphs() -> None:
     assert [(r[0].value, r[1].value) for r in rows] == [(E + "g1", E + "x")]
     rows = list(prepare("SELECT ?s FROM <http://e/g1> WHERE { ?s ?p ?o }", d).execute(view))
     assert [r[0].value for r in rows] == [E + "x"]
+
+
+def test_negative_numbers_are_constants_for_filter_indexing() -> None:
+    from chronolog.sparql import algebra as A
+    from chronolog.sparql.evaluate import comparison
+
+    q = sparql.parse_query("SELECT ?v WHERE { ?s <http://e/p> ?v FILTER(?v > -5) }")
+    found = [comparison(f.expr) for f in q.walk() if isinstance(f, A.Filter)]
+    assert found == [("v", ">", -5)]

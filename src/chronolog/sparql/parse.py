@@ -37,6 +37,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from chronolog.errors import ChronologSyntaxError
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
+from chronolog.sparql.expressions import numeric
 
 _LOCK = threading.Lock()
 BNODE_PREFIX = "_b_"
@@ -446,7 +447,13 @@ class _Lowerer:
         if name == "UnaryNot":
             return A.Call(name="!", args=(self.expr(e.expr),))
         if name == "UnaryMinus":
-            return A.Call(name="UMINUS", args=(self.expr(e.expr),))
+            inner = self.expr(e.expr)
+            if isinstance(inner, A.Const) and numeric(inner.term) is not None:
+                # -5 is the constant "-5": filters on it stay mergeable and index-friendly
+                text = inner.term.value.strip()
+                text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
+                return A.Const(term=Literal(text, datatype=inner.term.datatype))
+            return A.Call(name="UMINUS", args=(inner,))
         if name == "UnaryPlus":
             return A.Call(name="UPLUS", args=(self.expr(e.expr),))
         if name in ("Builtin_EXISTS", "Builtin_NOTEXISTS"):
