@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
-from pyoxigraph import BlankNode, Literal, NamedNode
+from pyoxigraph import BlankNode, NamedNode
 
 from chronolog import cep
 from chronolog.datalog import reasoner_for
@@ -230,19 +230,16 @@ class Engine:
         self._firings += 1
         firing = self._firings
         d = self.dictionary
-        values: dict[str, int | None] = {}
-        for name, value in composite.attrs.items():
-            if value is None:
-                values[name] = None
-            elif name in lowered.aggregated:
+        values = dict(composite.attrs)
+        for name in lowered.aggregated:
+            value = values.get(name)
+            if value is not None:
                 values[name] = d.encode_value(value)
-            else:
-                values[name] = value  # type: ignore[assignment]
         for n, name in enumerate(lowered.fresh):
             suffix = f"{firing}" if n == 0 else f"{firing}-{name}"
             values[name] = d.encode(NamedNode(f"urn:chronolog:{composite.type}:{suffix}"))
-        blanks: dict[str, int] = {}
-        triples = []
+        blanks: dict[object, int] = {}
+        triples: dict[Triple, None] = {}
         for slots in lowered.template.triples:
             ids = []
             for kind, value in slots:
@@ -252,12 +249,15 @@ class Engine:
                     ids.append(values.get(value))  # type: ignore[arg-type]
                 else:
                     if value not in blanks:
-                        blanks[value] = d.encode(BlankNode(f"c{firing}x{value}"))  # type: ignore[index]
-                    ids.append(blanks[value])  # type: ignore[index]
-            if None in ids or isinstance(d.decode(ids[0]), Literal) or not isinstance(d.decode(ids[1]), NamedNode):
-                continue  # like CONSTRUCT: a triple with an unbound or ill-placed term is left out
-            triples.append(tuple(ids))
-        return OutputGraph(composite.end, lowered.iri, tuple(dict.fromkeys(triples)))  # type: ignore[arg-type]
+                        blanks[value] = d.encode(BlankNode(f"c{firing}x{value}"))
+                    ids.append(blanks[value])
+            s, p, o = ids
+            if s is None or p is None or o is None:
+                continue  # like CONSTRUCT: a triple with an unbound term is left out
+            if (slots[0][0] == "var" and d.is_literal(s)) or (slots[1][0] == "var" and not d.is_iri(p)):
+                continue  # nor one that would not be RDF (a literal subject, a non-IRI predicate)
+            triples[(s, p, o)] = None
+        return OutputGraph(composite.end, lowered.iri, tuple(triples))
 
     def decode(self, graph: OutputGraph) -> tuple[int, list[tuple[str, str, str]]]:
         """(time, triples as N-Triples-ish strings): for tests, examples and debugging."""

@@ -178,5 +178,8 @@ class TermDictionary:
     def is_literal(self, tid: int) -> bool:
         return isinstance(self._terms[tid], Literal)
 
+    def is_iri(self, tid: int) -> bool:
+        return isinstance(self._terms[tid], NamedNode)
+
     def is_blank(self, tid: int) -> bool:
         return isinstance(self._terms[tid], BlankNode)
