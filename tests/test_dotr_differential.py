@@ -375,6 +375,9 @@ def rule_specs(draw, name: str, types: dict[str, tuple[tuple[str, ...], set[str]
         template.append(("?f", f":out{k}", f"?o{k}"))
         if draw(st.integers(0, 3)) == 0:
             template.append((f"?o{k}", ":seen", "_:b"))  # a literal here leaves the triple out
+    if WITH_CONSTANTS and draw(st.integers(0, 3)) == 0:
+        bindings.append(("k", draw(st.sampled_from([0, 7, ":a"]))))
+        template.append(("?f", ":const", "?k"))
     if draw(st.integers(0, 2)) == 0:
         bindings.append(("g", aggregate()))
         template.append(("?f", ":agg", "?g"))
