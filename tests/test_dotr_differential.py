@@ -228,8 +228,6 @@ def test_events_are_what_changed() -> None:
     assert differential(program, background, strata, stream) == [Counter(), seen, seen, Counter()]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: WITH ?var = constant puts the constant's decoded value "
-                                        "where a term id is expected (Engine._graph)")
 def test_with_binds_a_constant() -> None:
     """WITH ?k = 3 (and ?w = :roomA) should put the literal 3 (and the IRI) in the output."""
     program = Program((B_QUERY,), (RuleSpec("r", (("?o", ":k", "?k"), ("?o", ":w", "?w")), (Item("B", "B"),),
@@ -250,22 +248,18 @@ def _seen(query: EventQuery) -> RuleSpec:
                     bindings=(("x", Ref(query.name, "x")),))
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: with Datalog negation, a background-derived fact recomputed "
-                                        "into the time point's overlay is taken for a new fact (spurious event)")
 def test_negation_recompute_is_not_an_event() -> None:
     """:b :q :b holds in the background closure and still at 1 (:a :off :a does not block
-    it): no Q event. The engine emits Q(x=:b) at 1."""
+    it): no Q event."""
     stream = [(1, [(iri("a"), iri("off"), iri("a"))])]
     out = differential(Program((Q_QUERY,), (_seen(Q_QUERY),)), [(iri("b"), iri("p"), iri("b"))], NEGATION_RULES,
                        stream)
     assert out == [Counter()]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: with Datalog negation, a background-derived fact that no "
-                                        "longer holds at t is still seen by the EVENT queries")
 def test_negation_retracts_background_facts_at_t() -> None:
     """:b :off :b at 1 blocks :b :q :b at 1, so { ?x :q ?y . ?x :r ?z } has no solution at 1
-    although :b :r :c arrives. The engine emits QR(x=:b) at 1."""
+    although :b :r :c arrives."""
     stream = [(1, [(iri("b"), iri("off"), iri("b")), (iri("b"), iri("r"), iri("c"))])]
     out = differential(Program((QR_QUERY,), (_seen(QR_QUERY),)), [(iri("b"), iri("p"), iri("b"))], NEGATION_RULES,
                        stream)
@@ -274,9 +268,9 @@ def test_negation_retracts_background_facts_at_t() -> None:
 
 # -- the differential property ---------------------------------------------------------------
 
-# Known engine bugs the generator steers clear of (each has its own xfail test above):
-DATALOG_NEGATION = False  # test_negation_recompute_is_not_an_event, test_negation_retracts_background_facts_at_t
-WITH_CONSTANTS = False  # test_with_binds_a_constant
+# Features the generator draws (each was once an engine bug, with its own test above):
+DATALOG_NEGATION = True  # test_negation_recompute_is_not_an_event, test_negation_retracts_background_facts_at_t
+WITH_CONSTANTS = True  # test_with_binds_a_constant
 CONSTS = ["a", "b", "c"]  # test_datalog's vocabulary, so its rules apply to our data
 PREDS = [f"p{i}" for i in range(6)]
 OPS = ["=", "!=", "<", "<=", ">", ">="]

@@ -360,6 +360,7 @@ class ReferenceDotr:
         self.program = program
         self.strata = list(strata)
         self.terms: dict[str, Term] = {}
+        self.background_facts = list(background)  # the enriched model is recomputed from these, not the closure
         self.background = self._model(background)
         self.background_solutions = {q.name: solutions(q, self.background) for q in program.events}
         self.tesla = ReferenceTesla(tesla_rules(program), decode)
@@ -378,7 +379,7 @@ class ReferenceDotr:
 
     def events(self, time: int, triples: Sequence[Triple]) -> list[Event]:
         """The events of every EVENT query at this time point, program order, rows sorted."""
-        enriched = self._model(list(self.background) + list(triples))
+        enriched = self._model(self.background_facts + list(triples))
         out = []
         for q in self.program.events:
             names = q.variables()

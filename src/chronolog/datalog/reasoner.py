@@ -111,6 +111,13 @@ class Reasoner:
 
     # -- time points ------------------------------------------------------------------
 
+    @property
+    def incremental_view(self) -> Layers:
+        """The view ``at`` returns when the time point only added facts to the background
+        closure (background + overlay); any other view means the non-monotone strata were
+        recomputed and some background-derived facts may not hold at this time point."""
+        return self._now
+
     def at(self, triples: Iterable[Fact]) -> Layers:
         """Everything that holds at a time point whose elements hold ``triples``.
 

@@ -156,7 +156,10 @@ class Lowering:
         for binding in decl.bindings:
             if any(name == binding.var for name, _ in outputs):
                 raise self.error(f"?{binding.var} is bound twice in WITH", binding.pos)
-            term = self.operand(binding.value)
+            if isinstance(binding.value, Constant):
+                term = cep.Const(self.constant(binding.value))  # outputs carry term ids, not values
+            else:
+                term = self.operand(binding.value)
             if isinstance(binding.value, AggregateNode):
                 aggregated.add(binding.var)
             outputs.append((binding.var, term))
