@@ -16,7 +16,7 @@ def spark() -> Iterator[object]:
     from chronolog.spark.session import spark_session
 
     start = time.monotonic()
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "1"})
     print(f"\nSparkSession started in {time.monotonic() - start:.1f} s", file=sys.stderr)
     yield session
     session.stop()

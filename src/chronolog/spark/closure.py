@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 LOWER, UPPER = "lower", "upper"
-_COMPACT_AFTER = 8  # checkpointed chunks per relation before they are merged into one
+# Joins broadcast an atom's facts when they are few and the other side is many; otherwise
+# both sides are shuffled. Spark's own choice is switched off (see session.py): with no
+# statistics on checkpointed data it either broadcasts everything (one job per broadcast,
+# which dominates rounds on small data) or nothing (a shuffle of the big side per join).
+BROADCAST_MAX_ROWS = 200_000
+BROADCAST_MIN_OTHER = 100_000
+_COMPACT_AFTER = 4  # checkpointed chunks per relation before they are merged into one
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,10 @@ class Closure:
     @property
     def triples(self) -> DataFrame:
         return self.relation(TRIPLE)
+
+    def facts(self, name: str) -> Iterator[tuple[int, ...]]:
+        """The facts of ``name`` on the driver, one partition at a time."""
+        return (tuple(row) for row in self.relation(name).toLocalIterator())
 
     def diagnostics(self) -> list[tuple[str, tuple[int, ...]]]:
         """Constraint violations, as ``Reasoner.diagnostics`` gives them."""
@@ -320,6 +330,7 @@ class _Evaluation:
             isinstance(step, (Filter, Assign)) for rule in program.rules for step in rule.body) else None
         self.full: dict[str, DataFrame] = {}
         self.empties: dict[str, DataFrame] = {}
+        self.delta_stats = _Stats()
         self.encoding = threading.Lock()
 
     # facts ---------------------------------------------------------------------------
@@ -395,6 +406,7 @@ class _Evaluation:
         and the head variables bound by assignments (their ``t_`` text columns are kept)."""
         steps = order(rule.body, self.estimate, first=first)
         binding: DataFrame | None = None
+        rows = 0  # a rough size of ``binding``, for the broadcast choice
         bound: list[Var] = []
         assigned: set[Var] = set()
         for n, step in enumerate(steps):
@@ -412,8 +424,13 @@ class _Evaluation:
                         binding = binding.join(frame, shared, "left_anti")
                 elif binding is None:
                     binding = frame
+                    rows = (self.delta_stats if n == 0 and first is not None else self.known).matching(step, self.rdf_type)
                     bound.extend(v for v in dict.fromkeys(a for a in step.args if isinstance(a, Var)))
                 else:
+                    facts = self.known.matching(step, self.rdf_type)
+                    if facts <= BROADCAST_MAX_ROWS and rows >= BROADCAST_MIN_OTHER:
+                        frame = F.broadcast(frame)
+                    rows = max(rows, facts)
                     binding = binding.join(frame, shared, "inner") if shared else binding.crossJoin(frame)
                     bound.extend(v for v in dict.fromkeys(a for a in step.args if isinstance(a, Var)) if v not in bound)
             else:
@@ -512,6 +529,9 @@ class _Evaluation:
         self.full = self.snapshot()
         tasks = self.tasks(rules, None if delta is None else {k: v[1] for k, v in delta.items()})
         frames = {} if delta is None else {k: v[0] for k, v in delta.items()}
+        self.delta_stats = _Stats()
+        for _, stats in (delta or {}).values():
+            self.delta_stats.add(stats)
         derived: dict[str, list[tuple[DataFrame, bool]]] = {}
         for rule, first in tasks:
             frame, texts = self.plan(rule, first, frames)

@@ -65,6 +65,11 @@ def default_conf(scratch: Path) -> dict[str, str]:
         # small data per batch: Spark's default of 200 shuffle partitions is pure overhead
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        # Adaptive execution runs every shuffle stage as a job of its own: on the closure's
+        # many small joins that latency dominates (2x slower measured); streaming queries
+        # never use it. Broadcasts are chosen by the closure from its own fact counts.
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
