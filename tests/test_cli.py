@@ -62,3 +62,11 @@ def test_generalized_triples_are_counted_not_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert '"x"' not in "".join(line.split(" ")[0] for line in done.stdout.splitlines())
     assert "generalized triples (literal subjects) are not RDF and were not written" in done.stderr
+
+
+def test_materialize_on_spark_equals_in_process(tmp_path: Path) -> None:
+    args = ["materialize", "examples/rooms/background.ttl", "--rules", "examples/rooms/rules.dl", "--sort"]
+    spark = chronolog(*args, "--runner", "spark", "--master", "local[1]")
+    local = chronolog(*args)
+    assert spark.returncode == 0, spark.stderr
+    assert spark.stdout == local.stdout and len(local.stdout.splitlines()) == 13

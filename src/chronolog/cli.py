@@ -7,10 +7,15 @@ from typing import Sequence
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
+from chronolog.spark.command import add_materialize_spark_arguments
 from chronolog.sparql.command import add_query_arguments, query_command
 
 
 def _materialize(args: argparse.Namespace) -> int:
+    if args.runner == "spark":
+        from chronolog.spark.command import materialize_spark_command
+
+        return materialize_spark_command(args)
     from chronolog.datalog import reasoner_for
     from chronolog.formats import rdf_only, write_triples
     from chronolog.progress import Progress
@@ -119,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     mat.add_argument("-o", "--output", metavar="OUT", help="output file (format from its extension); default stdout")
     mat.add_argument("--format", help="output format (nt, ttl, nq, trig); default from -o, else N-Triples")
     mat.add_argument("--sort", action="store_true", help="sort the output (deterministic, slower)")
+    add_materialize_spark_arguments(mat)
     mat.set_defaults(handler=_materialize)
 
     run = commands.add_parser(

@@ -1,0 +1,137 @@
+"""``chronolog materialize --runner spark``: the background closure as a Spark batch job.
+
+The input files are parsed on the driver (``iter_encoded_triples``: pyoxigraph, streamed,
+one TermDictionary), sent to Spark once as an Arrow table of ids, closed there, and written
+as N-Triples (streamed back to the driver, serialized by ``write_triples``) and/or as a
+Parquet closure folder (written by the executors) that ``run`` loads.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from array import array
+
+from chronolog.progress import Progress
+
+RUNNERS = ("inprocess", "spark")
+
+
+def add_materialize_spark_arguments(parser: argparse.ArgumentParser) -> None:
+    """The Spark options of ``materialize``, added to its parser (which has DATA, --rules, -o)."""
+    group = parser.add_argument_group("runner")
+    group.add_argument("--runner", choices=RUNNERS, default="inprocess",
+                       help="where the closure is computed: in this process (default) or on Spark")
+    group.add_argument("--master", metavar="URL",
+                       help="Spark master: local[*] (default), local[N], spark://HOST:PORT")
+    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting, such as spark.sql.shuffle.partitions=16; repeatable")
+    group.add_argument("--parquet", metavar="DIR",
+                       help="also write the closure as a Parquet folder that `chronolog run` loads "
+                            "(with --parquet and no -o, no N-Triples are written)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command on its own, for ``spark-submit .../chronolog/spark/command.py DATA ...``
+    (``chronolog materialize --runner spark`` takes the same arguments)."""
+    parser = argparse.ArgumentParser(prog="chronolog-materialize-spark",
+                                     description="The closure of RDF data under rules, computed on Spark.")
+    parser.add_argument("data", nargs="+", metavar="DATA", help="RDF files (.nt .ttl .n3 .trig .nq .rdf .owl)")
+    parser.add_argument("--rules", action="append", default=[], metavar="RULES",
+                        help="a built-in rule set (rdfs, owl-rl) or a .dl file; repeatable")
+    parser.add_argument("-o", "--output", metavar="OUT", help="N-Triples (or --format) output file; default stdout")
+    parser.add_argument("--format", help="output format (nt, ttl, nq, trig); default from -o, else N-Triples")
+    parser.add_argument("--sort", action="store_true", help="sort the output (deterministic, slower)")
+    add_materialize_spark_arguments(parser)
+    parser.set_defaults(runner="spark")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from chronolog.errors import ChronologError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return materialize_spark_command(args)
+    except ChronologError as exc:
+        print(exc if isinstance(exc, SyntaxError) else f"chronolog: {exc}", file=sys.stderr)
+        return 2
+
+
+def _load(paths: list[str], dictionary, progress: Progress) -> "object":
+    """The input's encoded triples as an Arrow table (parsed here, on the driver)."""
+    import pyarrow as pa
+
+    from chronolog.formats import iter_encoded_triples
+
+    s, p, o = array("q"), array("q"), array("q")
+    start = time.monotonic()
+    for path in paths:
+        for n, (a, b, c) in enumerate(iter_encoded_triples(path, dictionary), 1):
+            s.append(a)
+            p.append(b)
+            o.append(c)
+            if not n & 0x3FFF:
+                progress.update(f"parsing {path}: {n:,} triples ({n / max(1e-9, time.monotonic() - start):,.0f}/s)")
+    progress.done(f"parsed {len(s):,} triples in {time.monotonic() - start:.1f} s")
+    return pa.table({"s": pa.array(s, type=pa.int64()), "p": pa.array(p, type=pa.int64()),
+                     "o": pa.array(o, type=pa.int64())})
+
+
+def materialize_spark_command(args: argparse.Namespace) -> int:
+    """Run ``materialize`` on Spark; ``args`` as parsed by the materialize parser."""
+    from pyspark.sql import SparkSession
+
+    from chronolog.datalog import load_rules
+    from chronolog.formats import rdf_only, write_triples
+    from chronolog.spark.closure import RoundReport, spark_closure
+    from chronolog.spark.parquet import write_closure
+    from chronolog.spark.session import parse_conf, spark_session
+    from chronolog.terms import TermDictionary
+
+    progress = Progress()
+    conf = parse_conf(args.conf)
+    dictionary = TermDictionary()
+    program = load_rules(args.rules, dictionary)
+    table = _load(args.data, dictionary, progress)
+    owned = SparkSession.getActiveSession() is None  # stop only a session started here
+    start = time.monotonic()
+    progress.update("starting Spark ...", force=True)
+    spark = spark_session(args.master, conf)
+    progress.done(f"Spark {spark.version} on {spark.sparkContext.master} in {time.monotonic() - start:.1f} s")
+
+    def report(r: RoundReport) -> None:
+        strata = f"stratum {r.strata[0]}" if r.strata[0] == r.strata[1] else f"strata {r.strata[0]}-{r.strata[1]}"
+        progress.done(f"round {r.total_rounds} (group {r.group}/{r.groups}, {strata}, round {r.round}): "
+                      f"{r.rules_run} rule plans, {r.new:,} new facts in {r.seconds:.1f} s")
+
+    try:
+        start = time.monotonic()
+        closure = spark_closure(spark, program, dictionary, spark.createDataFrame(table), report)
+        progress.done(f"closure: {closure.sizes.get('triple', 0):,} triples in {closure.rounds} rounds, "
+                      f"{time.monotonic() - start:.1f} s")
+        for label, fact in closure.diagnostics():
+            terms = " ".join(str(dictionary.decode(t)) for t in fact)
+            print(f"chronolog: inconsistency [{label}]: {terms}", file=sys.stderr)
+        if args.parquet:
+            write_closure(closure, args.parquet)
+        if args.output is not None or not args.parquet:
+            generalized: list[tuple[int, int, int]] = []
+            triples = rdf_only(closure.facts("triple"), dictionary, generalized)  # type: ignore[arg-type]
+            fmt, sort = getattr(args, "format", None), getattr(args, "sort", False)
+            if args.output in (None, "-"):
+                write_triples(triples, dictionary, sys.stdout.buffer, format=fmt or "nt", sort=sort)
+                sys.stdout.flush()
+            else:
+                write_triples(triples, dictionary, args.output, format=fmt, sort=sort)
+            if generalized:
+                print(f"chronolog: {len(generalized):,} derived generalized triples (literal subjects) "
+                      "are not RDF and were not written", file=sys.stderr)
+    finally:
+        if owned:
+            spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
