@@ -69,4 +69,4 @@ def test_materialize_on_spark_equals_in_process(tmp_path: Path) -> None:
     spark = chronolog(*args, "--runner", "spark", "--master", "local[1]")
     local = chronolog(*args)
     assert spark.returncode == 0, spark.stderr
-    assert spark.stdout == local.stdout and len(local.stdout.splitlines()) == 13
+    assert spark.stdout == local.stdout and len(local.stdout.splitlines()) == 11
