@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time as _time
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
@@ -40,8 +39,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError, SourceMap
 from chronolog.lang.dotr import LoweredRule, Lowering, value_decoder
 from chronolog.lang.dotr_syntax import DotrProgram, parse_dotr
 from chronolog.lateness import LatePolicy
-from chronolog.sparql import BackgroundOnlyWarning, PreparedQuery, StandingQueries, prepare
-from chronolog.store import Layers
+from chronolog.sparql import BackgroundOnlyWarning, StandingQueries
 from chronolog.streams import StreamElement
 from chronolog.terms import TermDictionary
 
@@ -114,8 +112,6 @@ class Engine:
         self.dictionary = dictionary or TermDictionary()
         self.reasoner = reasoner_for(list(background), list(rules), self.dictionary)
         self.queries = StandingQueries(self.dictionary, self.reasoner.background_view)
-        self._query_texts: dict[str, str] = {}
-        self._prepared: dict[str, PreparedQuery] = {}
         compiled = self._compile(parse_dotr(program, filename))
         self.program = compiled.program
         self.attributes = compiled.attributes
@@ -150,7 +146,6 @@ class Engine:
             found.extend(ProgramWarning(program.filename, line, column, f"event {ev.name}: {w.message}") for w in caught
                          if issubclass(w.category, BackgroundOnlyWarning))
             attributes[ev.name] = list(reg.variables)
-            self._query_texts[ev.name] = text
         self.temporal = cep.TemporalEngine(decode=value_decoder(self.dictionary))
         for name, attrs in attributes.items():
             self.temporal.declare(name, attrs)
@@ -185,7 +180,7 @@ class Engine:
         if view is self.reasoner.incremental_view:
             solutions = self.queries.step(self.reasoner.overlay)
         else:
-            solutions = self._from_scratch(view)
+            solutions = self.queries.from_scratch(view)
         t2 = clock()
         events = []
         attributes = self.attributes
@@ -204,28 +199,6 @@ class Engine:
         stats.triples += len(triples)
         stats.events += len(events)
         stats.detections += len(out)
-        return out
-
-    def _from_scratch(self, view: Layers) -> dict[str, list[tuple]]:
-        """Events when negation made some background-derived facts stop holding at this time
-        point: each query's solutions on the time point's view, minus (as multisets) its
-        solutions on the background closure alone, which are never events."""
-        out = {}
-        encode = self.dictionary.encode
-        for name, text in self._query_texts.items():
-            prepared = self._prepared.get(name)
-            if prepared is None:
-                prepared = self._prepared[name] = prepare(text, self.dictionary)
-            known = Counter(self.queries.background_answer(name))
-            rows = []
-            for row in prepared.execute(view):
-                ids = tuple(None if t is None else encode(t) for t in row)
-                if known[ids] > 0:
-                    known[ids] -= 1
-                else:
-                    rows.append(ids)
-            if rows:
-                out[name] = rows
         return out
 
     def run(self, elements: Iterable[StreamElement]) -> Iterator[OutputGraph]:

@@ -247,12 +247,14 @@ class StandingQueries:
         self._general: list[tuple[str, Any, Counter]] = []
         self.registrations: dict[str, Registration] = {}
         self._background_answers: dict[str, list[tuple]] = {}
+        self._prepared: dict[str, Any] = {}
 
     # ---- registration ----------------------------------------------------------------
     def register(self, name: str, text: str, base: str | None = None, filename: str | None = None) -> Registration:
         if name in self.registrations:
             raise ValueError(f"a standing query named {name!r} is already registered")
         pq = prepare(text, self.d, base=base, filename=filename)
+        self._prepared[name] = pq
         frag = _fragment(pq.query) if pq.query is not None and pq.engine == "chronolog" else None
         bg_result = pq.execute(self._bg_view)
         if pq.form == "SELECT":
@@ -386,22 +388,36 @@ class StandingQueries:
                     body.dispatch(rows, out)
         if self._general:
             view = Layers(self._background_layers + (ov,))
-            enc = self.d.encode
             for name, pq, bg in self._general:
-                res = pq.execute(view)
-                if pq.form != "SELECT":
-                    continue
-                left = Counter(bg)
-                new = []
-                for row in res:
-                    key = tuple(None if t is None else enc(t) for t in row)
-                    if left[key] > 0:
-                        left[key] -= 1
-                    else:
-                        new.append(key)
+                new = self._new_solutions(pq, view, bg)
                 if new:
                     out[name] = new
         return out
+
+    def from_scratch(self, view: Layers) -> dict[str, list[tuple]]:
+        """Every query's solutions on ``view`` that are not background solutions (as
+        multisets), evaluated in full: for a time point whose view is not the background
+        plus an overlay (when Datalog negation retracted background-derived facts)."""
+        out = {}
+        for name, pq in self._prepared.items():
+            new = self._new_solutions(pq, view, Counter(self._background_answers[name]))
+            if new:
+                out[name] = new
+        return out
+
+    def _new_solutions(self, pq: Any, view: Layers, background: Counter) -> list[tuple]:
+        if pq.form != "SELECT":
+            return []
+        enc = self.d.encode
+        left = Counter(background)
+        new = []
+        for row in pq.execute(view):
+            key = tuple(None if t is None else enc(t) for t in row)
+            if left[key] > 0:
+                left[key] -= 1
+            else:
+                new.append(key)
+        return new
 
     def decode(self, row: Sequence[int | None]) -> tuple:
         dec = self.d.decode
