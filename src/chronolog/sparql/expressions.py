@@ -34,20 +34,14 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
 from chronolog.terms import (
-    RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_OTHER, V_STRING, XSD,
-    TermDictionary, literal_value,
+    RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_OTHER, V_STRING, XSD, XSD_BOOLEAN,
+    XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING, TermDictionary, literal_value,
 )
 
 Term = Any
 Fn = Callable[[dict], Term]
 
-XSD_STRING = NamedNode(XSD + "string")
-XSD_INTEGER = NamedNode(XSD + "integer")
-XSD_DECIMAL = NamedNode(XSD + "decimal")
 XSD_FLOAT = NamedNode(XSD + "float")
-XSD_DOUBLE = NamedNode(XSD + "double")
-XSD_BOOLEAN = NamedNode(XSD + "boolean")
-XSD_DATETIME = NamedNode(XSD + "dateTime")
 XSD_DAYTIMEDURATION = NamedNode(XSD + "dayTimeDuration")
 TRUE = Literal("true", datatype=XSD_BOOLEAN)
 FALSE = Literal("false", datatype=XSD_BOOLEAN)
