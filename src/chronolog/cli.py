@@ -7,7 +7,7 @@ from typing import Sequence
 
 from chronolog import __version__
 from chronolog.errors import ChronologError
-from chronolog.spark.command import add_materialize_spark_arguments
+from chronolog.spark.command import add_materialize_spark_arguments, add_run_spark_arguments
 from chronolog.sparql.command import add_query_arguments, query_command
 
 
@@ -73,8 +73,10 @@ def _run(args: argparse.Namespace) -> int:
     _example_dir(args)
     if args.stream is None:
         raise ChronologError("run needs --stream STREAM (or an example directory)")
-    if args.runner != "inprocess":
-        raise ChronologError("the Spark runner is not built yet: use --runner inprocess")
+    if args.runner == "spark":
+        from chronolog.spark.command import run_spark_command
+
+        return run_spark_command(args)
     engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
@@ -136,11 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--background", action="append", default=[], metavar="DATA", help="background RDF; repeatable")
     run.add_argument("--rules", action="append", default=[], metavar="RULES",
                      help="rdfs, owl-rl or a .dl file; repeatable")
-    run.add_argument("--runner", choices=["inprocess", "spark"], default="inprocess",
-                     help="where to run (default inprocess; the Spark runner is not built yet)")
-    run.add_argument("-o", "--output", metavar="OUT", help="output stream file; default stdout")
+    run.add_argument("--runner", choices=["spark", "inprocess"], default="spark",
+                     help="spark (default): a Spark Structured Streaming query; inprocess: this process only, "
+                          "lowest latency")
+    run.add_argument("-o", "--output", metavar="OUT",
+                     help="output stream file (.trig, .jsonl; with Spark also DIR.parquet); default stdout")
     run.add_argument("--format", choices=["trig", "jsonl"], help="output format; default: the input's")
     run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
+    add_run_spark_arguments(run)
     run.set_defaults(handler=_run)
 
     check = commands.add_parser("check", help="parse and validate a DOTR program without running it",

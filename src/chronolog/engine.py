@@ -25,6 +25,7 @@ build the output graphs from the DEFINE templates of the rules that fired.
 """
 from __future__ import annotations
 
+import functools
 import time as _time
 import warnings
 from dataclasses import dataclass, field
@@ -121,6 +122,8 @@ class Engine:
         self.stats = Stats()
         self._now: int | None = None
         self._firings = 0
+        self._text = functools.lru_cache(maxsize=1 << 16)(
+            lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
 
     @classmethod
     def from_file(cls, path: str | Path, **options: object) -> "Engine":
@@ -173,6 +176,30 @@ class Engine:
         self._now = time
         stats = self.stats
         clock = _time.perf_counter
+        events = self.events(time, triples)
+        t2 = clock()
+        composites = self.temporal.push_batch(events) if events else []
+        t3 = clock()
+        out = []
+        for composite in composites:
+            self._firings += 1
+            out.append(self.graph(composite, str(self._firings)))
+        t4 = clock()
+        stats.temporal += t3 - t2
+        stats.translation += t4 - t3
+        stats.detections += len(out)
+        return out
+
+    def events(self, time: int, triples: Iterable[Triple]) -> list[cep.Event]:
+        """Reason at ``time`` and run the EVENT queries: the time point's events.
+
+        The events of one query come in a canonical order (by their terms' N-Triples
+        text), so which of two events of a time point ``last`` prefers, or which one a
+        firing consumes first, never depends on how terms happened to be numbered: a
+        Spark executor with a dictionary of its own detects exactly what this engine does.
+        """
+        stats = self.stats
+        clock = _time.perf_counter
         t0 = clock()
         triples = list(triples)
         view = self.reasoner.at(triples)
@@ -181,25 +208,23 @@ class Engine:
             solutions = self.queries.step(self.reasoner.overlay)
         else:
             solutions = self.queries.from_scratch(view)
-        t2 = clock()
         events = []
         attributes = self.attributes
         for name, rows in solutions.items():
+            if len(rows) > 1:
+                rows = sorted(rows, key=self._row_key)
             attrs = attributes[name]
             events.extend(cep.Event(name, time, time, dict(zip(attrs, row))) for row in rows)
-        composites = self.temporal.push_batch(events) if events else []
-        t3 = clock()
-        out = [self._graph(c) for c in composites]
-        t4 = clock()
         stats.reasoning += t1 - t0
-        stats.querying += t2 - t1
-        stats.temporal += t3 - t2
-        stats.translation += t4 - t3
+        stats.querying += clock() - t1
         stats.time_points += 1
         stats.triples += len(triples)
         stats.events += len(events)
-        stats.detections += len(out)
-        return out
+        return events
+
+    def _row_key(self, row: Sequence[int | None]) -> tuple[str, ...]:
+        text = self._text
+        return tuple(text(tid) for tid in row)
 
     def run(self, elements: Iterable[StreamElement]) -> Iterator[OutputGraph]:
         """Output graphs for a stream of elements, grouped into time points.
@@ -228,10 +253,10 @@ class Engine:
         if current is not None:
             yield from self.push(current, triples)
 
-    def _graph(self, composite: cep.Event) -> OutputGraph:
+    def graph(self, composite: cep.Event, firing: str) -> OutputGraph:
+        """The output graph of a composite event; ``firing`` names this firing uniquely
+        (it makes the fresh IRIs and blank nodes of the DEFINE template)."""
         lowered = self.rules[composite.type]
-        self._firings += 1
-        firing = self._firings
         d = self.dictionary
         values = dict(composite.attrs)
         for name in lowered.aggregated:

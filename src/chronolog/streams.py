@@ -157,6 +157,46 @@ def read_stream(
     return reader(source, dictionary, late=late, base_iri=base_iri, ms_per_unit=ms_per_unit)
 
 
+def scan_stream(
+    source: Source,
+    dictionary: TermDictionary,
+    *,
+    format: str | None = None,
+    base_iri: str | None = None,
+    ms_per_unit: int = 1,
+) -> Iterator[Located | ChronologError]:
+    """Every element of a stream file with its place, in file order, late ones included;
+    a malformed element comes as its error instead, and reading goes on after it.
+
+    For a long-running pipeline that must report bad input and keep going. A JSON Lines
+    stream resumes at the next line; a TriG file cannot be resynchronised after a syntax
+    error, so its error is the last item. Lateness is for the caller to decide.
+
+    >>> import io
+    >>> data = io.BytesIO(b'{"time": 1, "graph": ""}\\nnot json\\n{"time": 2, "graph": ""}\\n')
+    >>> [item[0].time if isinstance(item, tuple) else type(item).__name__
+    ...  for item in scan_stream(data, TermDictionary(), format="jsonl")]
+    [1, 'ChronologSyntaxError', 2]
+    """
+    if _stream_format(format, source) == "trig":
+        try:
+            yield from _TrigElements(source, dictionary, base_iri, ms_per_unit)
+        except ChronologError as error:
+            yield error
+        return
+    name = source_name(source) or "<stream>"
+    lines = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source
+    try:
+        for lineno, raw in enumerate(lines, 1):
+            try:
+                yield from _jsonl_lines([raw], name, dictionary, base_iri, ms_per_unit, lineno)
+            except ChronologError as error:
+                yield error
+    finally:
+        if lines is not source:
+            lines.close()
+
+
 def read_trig(
     source: Source,
     dictionary: TermDictionary,
@@ -314,9 +354,10 @@ def _jsonl_elements(
 
 
 def _jsonl_lines(
-    lines: IO[bytes], name: str, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int
+    lines: Iterable[bytes], name: str, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int,
+    first_line: int = 1,
 ) -> Iterator[Located]:
-    for lineno, raw in enumerate(lines, 1):
+    for lineno, raw in enumerate(lines, first_line):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -135,3 +135,75 @@ def materialize_spark_command(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
+    """The Spark options of ``run`` (which has PROGRAM, --stream, --runner, -o, --format)."""
+    group = parser.add_argument_group("spark runner")
+    group.add_argument("--master", metavar="URL",
+                       help="Spark master: local[*] (default), local[N], spark://HOST:PORT")
+    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting, such as spark.sql.shuffle.partitions=16; repeatable")
+    group.add_argument("--checkpoint", metavar="DIR",
+                       help="checkpoint folder: a stopped or killed run restarts where it left off, and file "
+                            "outputs hold each detection exactly once (default: a temporary folder)")
+    group.add_argument("--trigger", default=None, metavar="WHEN",
+                       help="available-now (process what is there, then stop; the default for a stream file) "
+                            "or an interval such as '2 seconds' (the default for a directory: 1 second)")
+    group.add_argument("--late", metavar="FILE", help="write late elements to this stream file (exactly once)")
+    group.add_argument("--lateness", default="0", metavar="DURATION",
+                       help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back "
+                            "in place (default 0)")
+    group.add_argument("--max-elements-per-batch", type=int, default=0, metavar="N",
+                       help="at most N stream elements per micro-batch (default: all available)")
+    group.add_argument("--partitions", type=int, default=0, metavar="N",
+                       help="enrichment tasks per micro-batch (default: Spark's default parallelism)")
+    group.add_argument("--rate", type=float, default=0.0, metavar="N",
+                       help="replay the stream at N elements per second (default: as fast as possible)")
+
+
+def run_spark_command(args: argparse.Namespace) -> int:
+    """``chronolog run --runner spark``."""
+    import os
+    from pathlib import Path
+
+    from chronolog.engine import Engine
+    from chronolog.spark.pipeline import ProgramSpec
+    from chronolog.spark.runner import run_spark
+    from chronolog.spark.session import parse_conf
+    from chronolog.spark.sinks import StreamFileSink, sink_for
+    from chronolog.spark.source import check_stream_path
+    from chronolog.streams import detect_stream_format
+    from chronolog.timeunits import parse_duration
+
+    check_stream_path(args.stream)
+    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)  # errors, early
+    for warning in engine.warnings:
+        print(warning, file=sys.stderr)
+    if args.format:
+        fmt = args.format
+    elif args.output not in (None, "-") and not args.output.endswith(".parquet"):
+        fmt = detect_stream_format(args.output)
+    elif os.path.isfile(args.stream):
+        fmt = detect_stream_format(args.stream)
+    else:
+        fmt = "trig"
+    spec = ProgramSpec(Path(args.program).read_text(encoding="utf-8"), str(args.program),
+                       tuple(os.path.abspath(p) for p in args.background),
+                       tuple(r if r in ("rdfs", "owl-rl") else os.path.abspath(r) for r in args.rules))
+    trigger = args.trigger or ("available-now" if os.path.isfile(args.stream) else "1 second")
+    late = StreamFileSink(args.late, detect_stream_format(args.late)) if args.late else None
+    progress = Progress()
+    summary = run_spark(
+        spec, os.path.abspath(args.stream), sink_for(args.output, fmt), master=args.master,
+        conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
+        lateness=parse_duration(args.lateness),
+        max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
+        progress=progress)
+    progress.done(f"{summary.detections:,} detections in {summary.batches:,} batches, {summary.late:,} late and "
+                  f"{len(summary.errors):,} malformed elements, {summary.seconds:.1f} s")
+    if args.stats:
+        print(f"{summary.batches:,} batches, {summary.input_rows:,} elements, {summary.detections:,} detections, "
+              f"{summary.late:,} late, {len(summary.errors):,} malformed; at most {summary.max_state_rows:,} "
+              f"state rows; {summary.seconds:.1f} s", file=sys.stderr)
+    return 0

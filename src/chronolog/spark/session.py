@@ -6,11 +6,12 @@ shuffle, the RocksDB state store and the quiet console are set in one place.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from chronolog.errors import ChronologError
 
@@ -100,6 +101,23 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _jvm_output_to(local_dir() / "spark.log"):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextlib.contextmanager
+def _jvm_output_to(log: Path) -> Iterator[None]:
+    """Start the JVM with its stderr on ``log``: the JVM and the Python workers it forks
+    print start-up banners and per-worker notes there that log4j settings do not reach.
+    Failures still reach the user, as the exceptions py4j raises in this process."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as target:
+            os.dup2(target.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -1,0 +1,205 @@
+"""``chronolog run --runner spark``: a DOTR program as a Spark Structured Streaming query.
+
+    chronolog source -> enrich (mapInArrow) -> watermark -> groupBy(key)
+        .transformWithStateInPandas(TemporalProcessor) -> foreachBatch(sinks)
+
+The driver follows the query's progress reports (input and processing rates, batch
+duration, state rows) and adds what the sinks counted (detections, late and malformed
+elements). A late element goes to the late-data output (``late=``) or, without one, is
+reported on stderr with its place; a malformed one is reported with its place. Neither
+stops the stream.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import tempfile
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from chronolog.errors import ChronologError
+from chronolog.progress import Progress
+from chronolog.spark.pipeline import EVENT_DDL, OUTPUT_DDL, ProgramSpec, enrich, processor_class
+from chronolog.spark.sinks import Detection, Diagnostic, Sink, StreamFileSink
+from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
+from chronolog.streams import StreamElement, _jsonl_element
+from chronolog.terms import TermDictionary
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the summary line and for tests."""
+
+    batches: int = 0
+    detections: int = 0
+    late: int = 0
+    errors: list[str] = field(default_factory=list)
+    stream_time: int | None = None
+    input_rows: int = 0
+    state_rows: int = 0
+    max_state_rows: int = 0
+    seconds: float = 0.0
+    progress: list[dict] = field(default_factory=list)
+
+
+class _BatchHandler:
+    """The ``foreachBatch`` function: sorts a batch, feeds the sinks, counts."""
+
+    def __init__(self, sink: Sink, late: StreamFileSink | None, summary: RunSummary,
+                 report: Callable[[str], None]) -> None:
+        self.sink = sink
+        self.late = late
+        self.summary = summary
+        self.report = report
+
+    def __call__(self, frame, batch_id: int) -> None:
+        rows = frame.collect()
+        graphs = sorted((r for r in rows if r.kind == "graph"), key=lambda r: (r.time, r.rule, r.key, r.n))
+        diagnostics = sorted((Diagnostic(r.kind, r.time, r.graph, "", r.place) for r in rows if r.kind != "graph"),
+                             key=lambda d: d.place)
+        self.sink.write(batch_id, [Detection(r.time, r.rule, r.graph, r.key) for r in graphs])
+        late = [d for d in diagnostics if d.kind == "late"]
+        if self.late is not None:
+            dictionary = TermDictionary()
+            self.late.write_elements(batch_id, [_late_element(d, dictionary) for d in late], dictionary)
+        else:
+            for d in late:
+                self.report(f"chronolog: {d.place}: late element at time {d.time} (not processed; "
+                            f"use --late FILE to keep late elements)")
+        for d in diagnostics:
+            if d.kind == "error":
+                self.report(f"chronolog: {d.payload}")
+                self.summary.errors.append(d.payload)
+        summary = self.summary
+        summary.batches += 1
+        summary.detections += len(graphs)
+        summary.late += len(late)
+        if graphs:
+            summary.stream_time = max(summary.stream_time or graphs[-1].time, graphs[-1].time)
+
+
+def _late_element(d: Diagnostic, dictionary: TermDictionary) -> StreamElement:
+    """A late element back as an element, from the payload the source shipped."""
+    import pyoxigraph
+    from pyoxigraph import RdfFormat
+
+    if d.payload.lstrip().startswith("{"):
+        return _jsonl_element(d.payload, dictionary, None, 1)
+    encode = dictionary.encode
+    triples = [(encode(t.subject), encode(t.predicate), encode(t.object))
+               for t in pyoxigraph.parse(d.payload, RdfFormat.N_TRIPLES)]
+    return StreamElement(d.time or 0, tuple(triples))
+
+
+def build_query(spark, spec: ProgramSpec, stream: str, options: Mapping[str, str], lateness: int):
+    """The streaming DataFrame of output rows (see OUTPUT_DDL) for ``spec`` over ``stream``."""
+    from pyspark.sql import functions as F
+
+    register_source(spark)
+    reader = spark.readStream.format(FORMAT_NAME).option("path", stream)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    events = reader.load().mapInArrow(enrich(spec), EVENT_DDL)
+    events = events.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", f"{lateness} milliseconds")
+    return events.groupBy("key").transformWithStateInPandas(
+        processor_class()(spec), OUTPUT_DDL, "Append", "EventTime")
+
+
+def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None = None,
+              conf: Mapping[str, str] | None = None, checkpoint: str | None = None,
+              trigger: str = "available-now", late: StreamFileSink | None = None, lateness: int = 0,
+              max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
+              progress: Progress | None = None, report: Callable[[str], None] | None = None,
+              stop_after: float | None = None) -> RunSummary:
+    """Run the program over ``stream`` on Spark until the stream ends (available-now) or
+    ``stop_after`` seconds pass (or Ctrl-C), writing detections to ``sink``.
+
+    With ``checkpoint``, a run that was stopped or killed resumes where it left off, and
+    the file and Parquet sinks hold every detection exactly once.
+    """
+    from chronolog.spark.session import spark_session
+
+    check_stream_path(stream)
+    progress = progress or Progress(enabled=False)
+    report = report or (lambda line: print(line, file=sys.stderr))
+    spark = spark_session(master, conf)
+    temporary = checkpoint is None
+    location = Path(tempfile.mkdtemp(prefix="chronolog-checkpoint-") if temporary else checkpoint)  # type: ignore[arg-type]
+    fresh = not (location / "offsets").exists()
+    if fresh:
+        sink.reset()
+        if late is not None:
+            late.reset()
+    summary = RunSummary()
+    options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism)}
+    if max_elements_per_batch:
+        options["maxElementsPerBatch"] = str(max_elements_per_batch)
+    if rate:
+        options["rate"] = str(rate)
+    frame = build_query(spark, spec, stream, options, lateness)
+    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, summary, report)) \
+        .option("checkpointLocation", str(location)).queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
+    if trigger == "available-now":
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=trigger)
+    start = _time.monotonic()
+    query = writer.start()
+    try:
+        _follow(query, summary, progress, start, stop_after)
+    except KeyboardInterrupt:
+        query.stop()
+        raise
+    finally:
+        summary.seconds = _time.monotonic() - start
+        sink.close()
+        if temporary:
+            shutil.rmtree(location, ignore_errors=True)
+    return summary
+
+
+def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None) -> None:
+    """Wait for the query, updating the progress line from its progress reports."""
+    from pyspark.errors import StreamingQueryException
+
+    seen = None
+    while True:
+        try:
+            finished = query.awaitTermination(0.5)
+        except StreamingQueryException as error:
+            raise ChronologError(f"the Spark query failed: {_cause(error)}") from None
+        for report in query.recentProgress:
+            if seen is not None and report["batchId"] <= seen:
+                continue
+            seen = report["batchId"]
+            summary.progress.append(report)
+            summary.input_rows += report.get("numInputRows", 0)
+            states = report.get("stateOperators") or []
+            summary.state_rows = sum(s.get("numRowsTotal", 0) for s in states)
+            summary.max_state_rows = max(summary.max_state_rows, summary.state_rows)
+        last = summary.progress[-1] if summary.progress else {}
+        progress.update(
+            f"batch {summary.batches:,}: {summary.input_rows:,} elements in "
+            f"({last.get('processedRowsPerSecond', 0):,.0f}/s), stream time {summary.stream_time}, "
+            f"{summary.detections:,} detections, {summary.state_rows:,} state rows")
+        if finished:
+            return
+        if stop_after is not None and _time.monotonic() - start > stop_after:
+            query.stop()
+            return
+
+
+def _cause(error: Exception) -> str:
+    """The useful line of a Spark failure: a chronolog error raised on an executor or in a
+    sink if there is one, else the last Python exception line, else Spark's first line."""
+    lines = str(error).splitlines()
+    raised = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception): ", line)]
+    ours = [line for line in raised if "Chronolog" in line.split(":", 1)[0]]
+    if ours:
+        return ours[-1].split(": ", 1)[1]
+    if raised:
+        return raised[-1]
+    return lines[0] if lines else type(error).__name__
