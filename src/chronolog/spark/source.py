@@ -237,7 +237,7 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
                 began, first = self._clock
                 n = min(n, first + int(self.rate * (_time.monotonic() - began)) + 1)
             if isinstance(limit, ReadMaxRows):
-                n = min(n, start["n"] + limit.maxRows)
+                n = min(n, start["n"] + limit.max_rows)
             n = max(n, start["n"])
             final = self.final and n == scanner.count
             return {"n": n, "t": release_bound(scanner, n, start["t"], final)}
