@@ -37,7 +37,7 @@ PREFIXES = {
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
 }
 _IRI = re.compile(r"<(" + "|".join(re.escape(ns) for ns in PREFIXES) + r")([^>]*)>")
-_FRESH = re.compile(r"<urn:chronolog:([^:>]+):\d+(-[^>]*)?>")
+_FRESH = re.compile(r"<urn:chronolog:([^:>]+):[0-9A-Za-z]+(-[^>]*)?>")
 _BLANK = re.compile(r"_:[A-Za-z0-9_]+")
 
 

@@ -100,12 +100,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from chronolog.engine import Engine
+    from chronolog.lang.keys import partition_rules
 
     engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
     print(f"{args.program}: ok: {len(engine.attributes) - len(engine.rules)} events, {len(engine.rules)} rules"
           + (f", {len(engine.warnings)} warning(s)" if engine.warnings else ""))
+    for group in partition_rules([r.rule for r in engine.rules.values()], engine.attributes):
+        names = ", ".join(engine.rules[t].rule.emits for t in group.types if t in engine.rules)
+        print(f"  rules {names}: {group.describe()}")
     return 0
 
 

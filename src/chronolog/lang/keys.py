@@ -46,7 +46,7 @@ class RuleGroup:
         """For ``chronolog check``: the key each event type of the group is split by."""
         if self.key is None:
             return "one global key (no parameter ties every event of these rules)"
-        return ", ".join(f"{t}.{a}" for t, a in self.key.items())
+        return "key " + ", ".join(f"{t}.{a}" for t, a in self.key.items())
 
 
 class _Classes:

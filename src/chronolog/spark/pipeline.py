@@ -28,7 +28,7 @@ from pyoxigraph import BlankNode, RdfFormat
 
 from chronolog import cep
 from chronolog.engine import Engine, OutputGraph
-from chronolog.errors import ChronologError
+from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.lang.dotr import value_decoder
 from chronolog.lang.keys import RuleGroup, partition_rules
 from chronolog.spark.encoding import parse_terms
@@ -97,14 +97,15 @@ class Worker:
         self._text = engine._text
 
     # -- enrichment ------------------------------------------------------------------
-    def parse(self, payload: str, syntax: str) -> list[tuple[int, int, int]]:
+    def parse(self, payload: str, syntax: str, place: str) -> list[tuple[int, int, int]]:
         """The encoded triples of one shipped element (raises ChronologError when malformed)."""
         dictionary = self.engine.dictionary
         if syntax == "jsonl":
             try:
                 return list(_jsonl_element(payload, dictionary, None, 1).triples)
             except _LineError as error:
-                raise ChronologError(error.message) from None
+                file, _, line = place.rpartition(":")
+                raise ChronologSyntaxError(error.message, file, int(line), error.col, payload) from None
         encode = dictionary.encode
         return [(encode(t.subject), encode(t.predicate), encode(t.object))
                 for t in pyoxigraph.parse(payload, RdfFormat.N_TRIPLES)]
@@ -208,11 +209,15 @@ def enrich(spec: ProgramSpec):
                 triples: dict[tuple[int, int, int], None] = {}
                 for row in group:
                     try:
-                        triples.update(dict.fromkeys(worker.parse(row["payload"], row["syntax"])))
+                        triples.update(dict.fromkeys(worker.parse(row["payload"], row["syntax"], row["place"])))
+                    except ChronologSyntaxError as error:
+                        message = str(error)
                     except (ChronologError, SyntaxError) as error:
                         message = f"{row['place']}: {error}"
-                        rows.append((DIAGNOSTICS_KEY, row["time"], row["seq"], "error", [message, "error"],
-                                     "error", row["place"]))
+                    else:
+                        continue
+                    rows.append((DIAGNOSTICS_KEY, row["time"], row["seq"], "error", [message, "error"],
+                                 "error", row["place"]))
                 rows.extend(worker.event_rows(first["time"], list(triples)))
             if rows:
                 yield pa.RecordBatch.from_pylist([dict(zip(EVENT_SCHEMA.names, r)) for r in rows], schema=EVENT_SCHEMA)

@@ -31,7 +31,7 @@ from typing import Iterator
 
 from pyoxigraph import BlankNode
 
-from chronolog.errors import ChronologError
+from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, _jsonl_time, _LineError, scan_stream
 from chronolog.terms import TermDictionary
 
@@ -56,19 +56,26 @@ def _jsonl_records(path: Path, first_seq: int) -> Iterator[Record]:
     with open(path, "rb") as lines:
         for lineno, raw in enumerate(lines, 1):
             place = f"{path}:{lineno}"
+            line = raw.decode("utf-8", "replace")
+            if not line.strip():
+                continue
             try:
-                line = raw.decode("utf-8")
-                if not line.strip():
-                    continue
+                raw.decode("utf-8")
                 record = json.loads(line)
                 if not isinstance(record, dict) or "time" not in record:
                     raise _LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
                 time = _jsonl_time(record["time"], 1, line.find('"time"') + 1)
-            except (UnicodeDecodeError, json.JSONDecodeError, _LineError) as error:
-                message = getattr(error, "message", None) or f"invalid element: {error}"
-                yield Record(first_seq, None, f"{place}: {message}", "error", place)
+            except UnicodeDecodeError:
+                error = ChronologSyntaxError("invalid UTF-8", str(path), lineno, 1, None)
+            except json.JSONDecodeError as exc:
+                error = ChronologSyntaxError(f"invalid JSON: {exc.msg}", str(path), lineno, exc.colno, line)
+            except _LineError as exc:
+                error = ChronologSyntaxError(exc.message, str(path), lineno, exc.col, line)
             else:
                 yield Record(first_seq, time, line.rstrip("\n"), "jsonl", place)
+                first_seq += 1
+                continue
+            yield Record(first_seq, None, str(error), "error", place)
             first_seq += 1
 
 

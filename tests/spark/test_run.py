@@ -1,0 +1,185 @@
+"""``chronolog run`` on Spark equals the in-process engine: every example, random programs
+and streams, under different micro-batch sizes and partition counts; bad input in the
+middle of a stream is reported and loses nothing; keyed state stays bounded."""
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from chronolog import cli
+from chronolog.engine import Engine
+from chronolog.spark.pipeline import ProgramSpec
+from chronolog.spark.runner import run_spark
+from chronolog.spark.sinks import CallbackSink, Detection, StreamFileSink
+from test_dotr_differential import cases, render, ttl
+from test_examples import canonical
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+FIRE = EXAMPLES / "fire"
+_FRESH = re.compile(r"<urn:chronolog:[^>]*>|_:\S+")
+
+
+def graph_key(time: int, rule: str, ntriples: str) -> tuple:
+    """A detection up to the renaming of fresh IRIs and blank nodes."""
+    lines = sorted(_FRESH.sub("*", line) for line in ntriples.splitlines() if line)
+    return time, rule, tuple(lines)
+
+
+def spark_detections(spec: ProgramSpec, stream: Path, **options) -> tuple[Counter, object]:
+    got: dict[int, list[Detection]] = {}
+    summary = run_spark(spec, str(stream), CallbackSink(lambda b, d: got.setdefault(b, list(d))), **options)
+    return Counter(graph_key(d.time, d.rule, d.graph) for ds in got.values() for d in ds), summary
+
+
+def inprocess_detections(spec: ProgramSpec, stream: list[tuple[int, list]]) -> Counter:
+    engine = Engine(spec.text, background=spec.background, rules=spec.rules)
+    enc, dec = engine.dictionary.encode, engine.dictionary.decode
+    out: Counter = Counter()
+    for time, triples in stream:
+        for g in engine.push(time, [tuple(enc(x) for x in t) for t in triples]):
+            text = "".join(f"{dec(s)} {dec(p)} {dec(o)} .\n" for s, p, o in g.triples)
+            out[graph_key(g.time, g.rule, text)] += 1
+    return out
+
+
+@pytest.mark.parametrize("example, batch, partitions", [
+    ("fire", 0, 0),
+    ("synthetic", 37, 3),
+    ("citybench/q1", 0, 1),
+    ("citybench/q2", 45, 2),
+])
+def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, batch: int, partitions: int) -> None:
+    folder = EXAMPLES / example
+    expected, got = tmp_path / "inprocess.trig", tmp_path / "spark.trig"
+    assert cli.main(["run", str(folder), "--runner", "inprocess", "-o", str(expected)]) == 0
+    options = ["--max-elements-per-batch", str(batch)] if batch else []
+    options += ["--partitions", str(partitions)] if partitions else []
+    assert cli.main(["run", str(folder), "--runner", "spark", "-o", str(got), *options]) == 0
+    want = canonical(expected.read_bytes())
+    assert want, "the example detects nothing: the comparison would be empty"
+    assert canonical(got.read_bytes()) == want
+
+
+def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for time, triples in stream:
+            out.write(json.dumps({"time": time, "graph": ttl(triples)}) + "\n")
+
+
+@settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(cases())
+def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
+    program, background, strata, stream = case
+    from reference.datalog import render as render_datalog
+    from test_dotr_differential import EX
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bg = folder / "background.nt"
+        bg.write_text(ttl(background), encoding="utf-8")
+        rules: tuple[str, ...] = ()
+        if strata and any(strata):
+            (folder / "rules.dl").write_text(render_datalog(strata, EX), encoding="utf-8")
+            rules = (str(folder / "rules.dl"),)
+        spec = ProgramSpec(render(program), None, (str(bg),), rules)
+        write_jsonl(folder / "stream.jsonl", stream)
+        expected = inprocess_detections(spec, stream)
+        got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=3, partitions=2)
+        assert got == expected, spec.text
+
+
+def fire_spec() -> ProgramSpec:
+    return ProgramSpec((FIRE / "fire.dotr").read_text(), str(FIRE / "fire.dotr"),
+                       (str(FIRE / "background.ttl"),), (str(FIRE / "rooms.dl"),))
+
+
+def reading(time: int, n: int, room: str, kind: str, value: int | None = None) -> str:
+    """A JSON Lines element: one reading of a sensor placed in ``room``'s location."""
+    body = f":r{n} a :{kind} ; :sensor :x{n} . :x{n} :is_in_room :{room} ."
+    if value is not None:
+        body += f" :r{n} :value {value} ."
+    return json.dumps({"time": time, "graph": f"@prefix : <http://example.org/> . {body}"})
+
+
+def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Path) -> None:
+    good = [reading(10, 1, "roomA", "TempReading", 70), reading(20, 2, "roomA", "SmokeReading"),
+            reading(30, 3, "roomB", "TempReading", 80), reading(40, 4, "roomB", "SmokeReading")]
+    lines = [good[0], good[1], "this is not json", reading(5, 9, "roomB", "TempReading", 99),
+             good[2], '{"time": 35, "graph": "<a> <b> ."}', good[3]]
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("\n".join(lines) + "\n")
+    late = StreamFileSink(tmp_path / "late.jsonl", "jsonl")
+    reports: list[str] = []
+    got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append, max_elements_per_batch=2)
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("\n".join(good) + "\n")
+    want, _ = spark_detections(fire_spec(), clean)
+    assert sum(want.values()) == 2 and got == want
+    assert summary.late == 1
+    late_lines = (tmp_path / "late.jsonl").read_text().splitlines()
+    assert [json.loads(line)["time"] for line in late_lines] == [5]
+    assert len(summary.errors) == 2
+    assert summary.errors[0].startswith(f"{stream}:3:1: invalid JSON")
+    assert [line.strip() for line in summary.errors[0].splitlines()[1:]] == ["this is not json", "^"]
+    assert summary.errors[1].startswith(f"{stream}:6:")
+    assert "invalid Turtle" in summary.errors[1]
+    assert any(":3:" in r for r in reports) and any(":6:" in r for r in reports)
+
+
+def test_out_of_order_elements_within_the_allowed_lateness_are_put_back(spark, tmp_path: Path) -> None:
+    ordered = [reading(10, 1, "roomA", "TempReading", 70), reading(20, 2, "roomA", "SmokeReading")]
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("\n".join(reversed(ordered)) + "\n")
+    got, summary = spark_detections(fire_spec(), stream, lateness=15)
+    assert summary.late == 0 and sum(got.values()) == 1
+
+
+def test_keyed_state_stays_bounded(spark, tmp_path: Path) -> None:
+    """Rooms come and go: each key's state is cleared by its timer once the watermark
+    passes the rules' horizon (5 min), so state rows do not grow with the stream."""
+    lines = []
+    rooms = 24
+    for i in range(rooms):
+        t = i * 400_000  # each room's readings are out of every earlier room's scope
+        lines += [reading(t + 1, 2 * i, f"room{i}", "TempReading", 70),
+                  reading(t + 2, 2 * i + 1, f"room{i}", "SmokeReading")]
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("\n".join(lines) + "\n")
+    got, summary = spark_detections(fire_spec(), stream, max_elements_per_batch=8)
+    assert sum(got.values()) == rooms
+    assert summary.batches >= rooms * 2 // 8
+    assert 0 < summary.max_state_rows <= 8, summary.max_state_rows
+    assert summary.state_rows <= 4
+
+
+def test_key_groups_reported_by_check(capsys) -> None:
+    assert cli.main(["check", str(FIRE / "fire.dotr")]) == 0
+    out = capsys.readouterr().out
+    assert "rules fire: key Smoke.room, HighTemp.room" in out
+
+
+def test_parse_error_in_the_program_is_reported_before_spark_starts(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.dotr"
+    bad.write_text("PREFIX : <http://example.org/>\nEVENT A AS SELECT ?x WHERE { ?x :p ?y }\nRULE :r FROM B\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(reading(1, 1, "roomA", "SmokeReading") + "\n")
+    assert cli.main(["run", str(bad), "--stream", str(stream), "--runner", "spark"]) == 2
+    assert f"{bad}:3:" in capsys.readouterr().err
+
+
+def test_unreadable_ntriples_payload_is_an_error_row(spark, tmp_path: Path) -> None:
+    trig = tmp_path / "s.trig"
+    trig.write_text((FIRE / "stream.trig").read_text() + "\n:g13 { :r3 a :SmokeReading\n")
+    got, summary = spark_detections(fire_spec(), trig)
+    assert sum(got.values()) == 1
+    assert len(summary.errors) == 1 and "the rest of" in summary.errors[0]
+    assert str(trig) in summary.errors[0]
