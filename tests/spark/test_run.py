@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 from chronolog import cli
 from chronolog.engine import Engine
@@ -93,6 +93,7 @@ def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
         spec = ProgramSpec(render(program), None, (str(bg),), rules)
         write_jsonl(folder / "stream.jsonl", stream)
         expected = inprocess_detections(spec, stream)
+        assume(sum(expected.values()) > 0)  # Spark runs cost seconds: spend them where there is something to see
         got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=3, partitions=2)
         assert got == expected, spec.text
 
