@@ -42,7 +42,7 @@ def graphs(trig: Path) -> list[tuple[str, set[tuple[str, str, str]]]]:
 def test_fire_example_gives_the_papers_output(tmp_path: Path) -> None:
     """Seed 000 section 3: { dotr:id a :Fire ; :at_room :roomA } @ 12 (plus the max temperature)."""
     out = tmp_path / "out.trig"
-    done = chronolog("run", "examples/fire", "-o", str(out), "--stats")
+    done = chronolog("run", "examples/fire", "--runner", "inprocess", "-o", str(out), "--stats")
     assert done.returncode == 0, done.stderr
     assert graphs(out) == [("12", {
         ("_fresh", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", EX + "Fire"),
@@ -112,7 +112,7 @@ def test_stream_going_back_in_time_is_an_error_naming_it(tmp_path: Path) -> None
     stream.write_text((FIRE / "stream.trig").read_text() + (
         ':g11 { :r9 a :SmokeReading ; :sensor :s2 . }\n:g11 prov:generatedAtTime "11"^^xsd:integer .\n'))
     out = tmp_path / "out.trig"
-    done = chronolog("run", "examples/fire/fire.dotr", "--stream", str(stream), "--background",
+    done = chronolog("run", "examples/fire/fire.dotr", "--runner", "inprocess", "--stream", str(stream), "--background",
                      "examples/fire/background.ttl", "--rules", "examples/fire/rooms.dl", "-o", str(out))
     assert done.returncode == 2
     assert "late element at time 11, older than the stream's current time 12" in done.stderr
@@ -130,7 +130,7 @@ def test_malformed_element_mid_stream_keeps_what_came_before(tmp_path: Path) -> 
         '<http://example.org/s2> <http://example.org/is_at_location> <http://example.org/locB> ."}\n'
         '{"time": 14, "graph": "<http://example.org/r3> a <http://example.org/SmokeReading"}\n')
     out = tmp_path / "out.jsonl"
-    done = chronolog("run", "examples/fire/fire.dotr", "--stream", str(stream), "--background",
+    done = chronolog("run", "examples/fire/fire.dotr", "--runner", "inprocess", "--stream", str(stream), "--background",
                      "examples/fire/background.ttl", "--rules", "examples/fire/rooms.dl", "-o", str(out))
     assert done.returncode == 2
     assert f"{stream}:3:" in done.stderr

@@ -73,7 +73,7 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("example", GOLDEN)
 def test_golden_output(example: str, tmp_path: Path) -> None:
     out = tmp_path / "out.trig"
-    done = run_cli("run", str(EXAMPLES / example), "-o", str(out))
+    done = run_cli("run", str(EXAMPLES / example), "--runner", "inprocess", "-o", str(out))
     assert done.returncode == 0, done.stderr.decode()
     got = canonical(out.read_bytes())
     expected_file = EXAMPLES / example / "expected.txt"

@@ -63,7 +63,7 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
     assert cli.main(["run", str(folder), "--runner", "inprocess", "-o", str(expected)]) == 0
     options = ["--max-elements-per-batch", str(batch)] if batch else []
     options += ["--partitions", str(partitions)] if partitions else []
-    assert cli.main(["run", str(folder), "--runner", "spark", "-o", str(got), *options]) == 0
+    assert cli.main(["run", str(folder), "-o", str(got), *options]) == 0  # Spark is the default runner
     want = canonical(expected.read_bytes())
     assert want, "the example detects nothing: the comparison would be empty"
     assert canonical(got.read_bytes()) == want
