@@ -184,3 +184,19 @@ def test_unreadable_ntriples_payload_is_an_error_row(spark, tmp_path: Path) -> N
     assert sum(got.values()) == 1
     assert len(summary.errors) == 1 and "the rest of" in summary.errors[0]
     assert str(trig) in summary.errors[0]
+
+
+def test_run_loads_a_parquet_closure_from_materialize(spark, tmp_path: Path) -> None:
+    """Background at scale: the closure computed on Spark, written as Parquet, is what
+    ``run`` reasons over (adopted as is, not derived again), on either runner."""
+    closure = tmp_path / "closure"
+    assert cli.main(["materialize", str(FIRE / "background.ttl"), "--rules", str(FIRE / "rooms.dl"),
+                     "--runner", "spark", "--parquet", str(closure)]) == 0
+    outputs = {}
+    for runner, background in (("inprocess", FIRE / "background.ttl"), ("inprocess", closure), ("spark", closure)):
+        out = tmp_path / f"{runner}-{background.name}.trig"
+        assert cli.main(["run", str(FIRE / "fire.dotr"), "--stream", str(FIRE / "stream.trig"), "--background",
+                         str(background), "--rules", str(FIRE / "rooms.dl"), "--runner", runner, "-o", str(out)]) == 0
+        outputs[runner, background.name] = canonical(out.read_bytes())
+    assert len(outputs[("inprocess", "background.ttl")]) == 1
+    assert len(set(map(tuple, outputs.values()))) == 1, outputs

@@ -36,12 +36,31 @@ def load_rules(specs: Iterable[str], dictionary: TermDictionary) -> Program:
 
 def reasoner_for(paths: Sequence[str], rules: Iterable[str], dictionary: TermDictionary,
                  progress: Progress | None = None) -> Reasoner:
-    """A reasoner with the background files loaded and closed."""
+    """A reasoner with the background files loaded and closed.
+
+    A path may be a closure folder written by ``materialize --runner spark --parquet``:
+    alone, it is adopted as the closure (computed with the same rules) without reasoning
+    again; with other files, its facts are loaded like theirs and everything is closed.
+    """
     progress = progress or Progress(enabled=False)
     reasoner = Reasoner(load_rules(rules, dictionary), dictionary)
     start = time.monotonic()
+    closures = [path for path in paths if Path(path, "manifest.json").is_file()]
+    if closures:
+        from chronolog.spark.parquet import load_closure
+
+        loaded = [load_closure(path, dictionary) for path in closures]
+        if len(paths) == 1:
+            reasoner.adopt_closure(loaded[0].lower, loaded[0].upper)
+            progress.done(f"closure {reasoner.background_view.size('triple'):,} triples loaded from {paths[0]} "
+                          f"in {time.monotonic() - start:.1f} s")
+            return reasoner
+        for closure in loaded:
+            reasoner.add_background(closure.view.scan("triple"))
     count = 0
     for path in paths:
+        if path in closures:
+            continue
         for triple in iter_encoded_triples(path, dictionary):
             reasoner.add_background((triple,))
             count += 1

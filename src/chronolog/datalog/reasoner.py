@@ -98,6 +98,19 @@ class Reasoner:
         add = self.lower.triples.add
         return sum(1 for t in triples if add(t))
 
+    def adopt_closure(self, lower: Database, upper: Database) -> Layers:
+        """Take a background closure computed elsewhere under this program's rules (by
+        ``chronolog materialize --runner spark --parquet``) as this reasoner's, closed,
+        without deriving anything again. Its two layers are the ones ``close`` builds."""
+        if self.closed:
+            raise RuntimeError("the background is closed already; a closure cannot be adopted")
+        for mine, theirs in ((self.lower, lower), (self.upper, upper)):
+            for name, relation in theirs.relations.items():
+                if relation.facts:
+                    mine.relation(name, relation.arity).add_all(relation.facts)
+        self.closed = True
+        return self.background_view
+
     def close(self) -> Layers:
         """Compute the background closure; afterwards the background is immutable."""
         if not self.closed:
