@@ -34,7 +34,7 @@ def graph_key(time: int, rule: str, ntriples: str) -> tuple:
     return time, rule, tuple(lines)
 
 
-def spark_detections(spec: ProgramSpec, stream: Path, **options) -> tuple[Counter, object]:
+def spark_detections(spec: ProgramSpec, stream: Path | str, **options) -> tuple[Counter, object]:
     got: dict[int, list[Detection]] = {}
     summary = run_spark(spec, str(stream), CallbackSink(lambda b, d: got.setdefault(b, list(d))), **options)
     return Counter(graph_key(d.time, d.rule, d.graph) for ds in got.values() for d in ds), summary
@@ -200,3 +200,33 @@ def test_run_loads_a_parquet_closure_from_materialize(spark, tmp_path: Path) -> 
         outputs[runner, background.name] = canonical(out.read_bytes())
     assert len(outputs[("inprocess", "background.ttl")]) == 1
     assert len(set(map(tuple, outputs.values()))) == 1, outputs
+
+
+def test_socket_source(spark, tmp_path: Path) -> None:
+    """JSON Lines over TCP: the stream ends when the sender closes the connection."""
+    import socket
+    import threading
+
+    lines = [reading(10, 1, "roomA", "TempReading", 70), reading(20, 2, "roomA", "SmokeReading"),
+             reading(30, 3, "roomB", "TempReading", 80), "not json", reading(40, 4, "roomB", "SmokeReading")]
+    payload = ("\n".join(lines) + "\n").encode()
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        with server:
+            while True:
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.sendall(payload)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        got, summary = spark_detections(fire_spec(), f"tcp://127.0.0.1:{port}", report=lambda line: None)
+    finally:
+        server.close()
+    assert sum(got.values()) == 2
+    assert len(summary.errors) == 1 and summary.errors[0].startswith(f"tcp://127.0.0.1:{port}:4:1: invalid JSON")

@@ -195,7 +195,7 @@ def run_spark_command(args: argparse.Namespace) -> int:
     late = StreamFileSink(args.late, detect_stream_format(args.late)) if args.late else None
     progress = Progress()
     summary = run_spark(
-        spec, os.path.abspath(args.stream), sink_for(args.output, fmt), master=args.master,
+        spec, args.stream if args.stream.startswith("tcp://") else os.path.abspath(args.stream), sink_for(args.output, fmt), master=args.master,
         conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
         lateness=parse_duration(args.lateness),
         max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,

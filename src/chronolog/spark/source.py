@@ -1,9 +1,11 @@
 """The stream source of the Spark runner: stream files as whole, ordered time points.
 
-A Python Data Source (format ``chronolog``) over a stream file or a directory that stream
+A Python Data Source (format ``chronolog``) over a stream file, a directory that stream
 files land in (``.trig``, ``.jsonl``, ``.ndjson``; each file complete when it appears, as
-with an atomic move; files are taken in name order). The driver reads each element's
-time, and hands every micro-batch only *complete* time points in time order:
+with an atomic move; files are taken in name order), or a TCP socket sending JSON Lines
+(``tcp://HOST:PORT``). A stream file can be replayed at a chosen rate (``rate``, elements
+per second). The driver reads each element's time, and hands every micro-batch only
+*complete* time points in time order:
 
 - a time point is complete once the stream has reached a time more than ``lateness``
   past it (elements that arrive up to ``lateness`` out of order are put back in place);
@@ -24,6 +26,9 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import socket
+import threading
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,32 +56,38 @@ class Record:
     late: bool = False
 
 
+def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int) -> Record | None:
+    """The record of one JSON Lines line (None for a blank line): the time is read here,
+    the graph on an executor."""
+    place = f"{name}:{lineno}"
+    line = raw.decode("utf-8", "replace")
+    if not line.strip():
+        return None
+    try:
+        raw.decode("utf-8")
+        record = json.loads(line)
+        if not isinstance(record, dict) or "time" not in record:
+            raise _LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
+        time = _jsonl_time(record["time"], 1, line.find('"time"') + 1)
+    except UnicodeDecodeError:
+        error = ChronologSyntaxError("invalid UTF-8", name, lineno, 1, None)
+    except json.JSONDecodeError as exc:
+        error = ChronologSyntaxError(f"invalid JSON: {exc.msg}", name, lineno, exc.colno, line)
+    except _LineError as exc:
+        error = ChronologSyntaxError(exc.message, name, lineno, exc.col, line)
+    else:
+        return Record(seq, time, line.rstrip("\r\n"), "jsonl", place)
+    return Record(seq, None, str(error), "error", place)
+
+
 def _jsonl_records(path: Path, first_seq: int) -> Iterator[Record]:
-    """Records of a JSON Lines file: the time is read here, the graph on an executor."""
+    """Records of a JSON Lines file."""
     with open(path, "rb") as lines:
         for lineno, raw in enumerate(lines, 1):
-            place = f"{path}:{lineno}"
-            line = raw.decode("utf-8", "replace")
-            if not line.strip():
-                continue
-            try:
-                raw.decode("utf-8")
-                record = json.loads(line)
-                if not isinstance(record, dict) or "time" not in record:
-                    raise _LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
-                time = _jsonl_time(record["time"], 1, line.find('"time"') + 1)
-            except UnicodeDecodeError:
-                error = ChronologSyntaxError("invalid UTF-8", str(path), lineno, 1, None)
-            except json.JSONDecodeError as exc:
-                error = ChronologSyntaxError(f"invalid JSON: {exc.msg}", str(path), lineno, exc.colno, line)
-            except _LineError as exc:
-                error = ChronologSyntaxError(exc.message, str(path), lineno, exc.col, line)
-            else:
-                yield Record(first_seq, time, line.rstrip("\n"), "jsonl", place)
+            record = _jsonl_record(raw, str(path), lineno, first_seq)
+            if record is not None:
+                yield record
                 first_seq += 1
-                continue
-            yield Record(first_seq, None, str(error), "error", place)
-            first_seq += 1
 
 
 def _trig_records(path: Path, first_seq: int, label: str) -> Iterator[Record]:
@@ -139,13 +150,16 @@ class StreamScanner:
             else:
                 records = _jsonl_records(file, self.count)
             for record in records:
-                self.records[record.seq] = record
-                if record.time is not None and self._max is not None and record.time < self._max - self.lateness:
-                    record.late = True
-                if record.time is not None and (self._max is None or record.time > self._max):
-                    self._max = record.time
-                self.running_max[record.seq] = self._max
-                self.count = record.seq + 1
+                self._add(record)
+
+    def _add(self, record: Record) -> None:
+        self.records[record.seq] = record
+        if record.time is not None and self._max is not None and record.time < self._max - self.lateness:
+            record.late = True
+        if record.time is not None and (self._max is None or record.time > self._max):
+            self._max = record.time
+        self.running_max[record.seq] = self._max
+        self.count = record.seq + 1
 
     def forget(self, n: int, released: int | None) -> None:
         """Drop what a committed batch settled: elements before ``n`` at or before ``released``."""
@@ -154,6 +168,60 @@ class StreamScanner:
             if record.time is None or (released is not None and record.time <= released):
                 del self.records[seq]
                 self.running_max.pop(seq, None)
+
+
+class SocketScanner(StreamScanner):
+    """JSON Lines from a TCP socket (``tcp://HOST:PORT``), read by a thread as they come.
+
+    A socket cannot replay: after a crash, what it sent before is gone (as with Spark's
+    own socket source); the stream is finished when the peer closes the connection. The
+    connection opens at the first scan: Spark pickles readers before it runs them.
+    """
+
+    def __init__(self, address: str, lateness: int = 0) -> None:
+        self.address = address
+        self.lateness = lateness
+        self.is_dir = True  # never finished by itself
+        self.records = {}
+        self.running_max = {}
+        self.count = 0
+        self._max = None
+        self._lineno = 0
+        self._receiver: tuple[queue.SimpleQueue, threading.Event] | None = None
+
+    def _connect(self) -> tuple[queue.SimpleQueue, threading.Event]:
+        if self._receiver is None:
+            host, _, port = self.address.removeprefix("tcp://").rpartition(":")
+            try:
+                connection = socket.create_connection((host, int(port)), timeout=30)
+            except (OSError, ValueError) as error:
+                raise ChronologError(f"{self.address}: cannot connect: {error}") from None
+            connection.settimeout(None)
+            self._receiver = (queue.SimpleQueue(), threading.Event())
+            threading.Thread(target=self._receive, args=(connection, *self._receiver), daemon=True).start()
+        return self._receiver
+
+    @staticmethod
+    def _receive(connection: socket.socket, lines: queue.SimpleQueue, closed: threading.Event) -> None:
+        with connection, connection.makefile("rb") as received:
+            for line in received:
+                lines.put(line)
+        closed.set()
+
+    def wait_until_closed(self) -> None:
+        self._connect()[1].wait()
+
+    def scan(self) -> None:
+        lines, _ = self._connect()
+        while True:
+            try:
+                raw = lines.get_nowait()
+            except queue.Empty:
+                return
+            self._lineno += 1
+            record = _jsonl_record(raw, self.address, self._lineno, self.count)
+            if record is not None:
+                self._add(record)
 
 
 def release_bound(scanner: StreamScanner, n: int, start_t: int | None, final: bool) -> int | None:
@@ -218,7 +286,9 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
 
     class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         def __init__(self, options: dict) -> None:
-            self.scanner = StreamScanner(options["path"], int(options.get("lateness", 0)))
+            path, lateness = options["path"], int(options.get("lateness", 0))
+            socket_stream = path.startswith("tcp://")
+            self.scanner = SocketScanner(path, lateness) if socket_stream else StreamScanner(path, lateness)
             self.rate = float(options.get("rate", 0))  # elements per second, 0 = as fast as possible
             self.max_per_batch = int(options.get("maxElementsPerBatch", 0))
             self.partitions_wanted = int(options.get("partitions", 2))
@@ -230,6 +300,8 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
 
         def prepareForTriggerAvailableNow(self) -> None:
             self.final = True  # what is there now is the whole stream
+            if isinstance(self.scanner, SocketScanner):
+                self.scanner.wait_until_closed()  # for a socket: all it sends until the peer closes
 
         def getDefaultReadLimit(self):
             return ReadMaxRows(self.max_per_batch) if self.max_per_batch else ReadAllAvailable()
@@ -281,6 +353,11 @@ def register_source(spark) -> None:
 
 def check_stream_path(path: str) -> None:
     """Fail early, on the driver, with a clear message."""
+    if path.startswith("tcp://"):
+        host, _, port = path.removeprefix("tcp://").rpartition(":")
+        if not host or not port.isdigit():
+            raise ChronologError(f"{path}: expected tcp://HOST:PORT")
+        return
     if not os.path.exists(path):
         raise ChronologError(f"{path}: no such stream file or directory")
     if os.path.isfile(path) and Path(path).suffix not in STREAM_FORMAT_BY_EXTENSION:
