@@ -239,7 +239,9 @@ def processor_class():  # -> the StatefulProcessor subclass (pyspark imported on
 
         def init(self, handle) -> None:
             self.handle = handle
-            self.state = handle.getValueState("engine", "snapshot binary, now long")
+            # the engine state, its time, and the pending timer (each state call is a round
+            # trip to the JVM, so a key costs one read and one write per batch)
+            self.state = handle.getValueState("engine", "snapshot binary, now long, timer long")
 
         def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
             key = key[0]
@@ -255,26 +257,30 @@ def processor_class():  # -> the StatefulProcessor subclass (pyspark imported on
             group = int(key.split("|", 1)[0])
             events = [(int(t), int(s), ty, list(a)) for frame in frames
                       for t, s, ty, a in zip(frame["time"], frame["seq"], frame["type"], frame["attrs"])]
-            stored = self.state.get() if self.state.exists() else None
+            stored = self.state.get()
             snapshot, now, out = worker.detect(group, key, stored[0] if stored else None, events)
-            for timer in self.handle.listTimers():
-                self.handle.deleteTimer(timer)
-            if snapshot is None:
-                self.state.clear()
-            else:
-                self.state.update((snapshot, now))
-                self.handle.registerTimer(now + worker.horizons[group] + 1)
+            if snapshot is not None:
+                timer = stored[2] if stored else None
+                if timer is None:  # a pending timer re-arms itself while the key is in reach
+                    timer = now + worker.horizons[group] + 1
+                    self.handle.registerTimer(timer)
+                self.state.update((snapshot, now, timer))
+            elif stored:
+                self.state.clear()  # a timer still pending finds nothing to do
             if out:
                 yield pd.DataFrame(out, columns=columns)
 
         def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-            if self.state.exists():
-                now = self.state.get()[1]
+            stored = self.state.get()
+            if stored is not None:
+                snapshot, now, _ = stored
                 horizon = worker_for(self.spec).horizons[int(key[0].split("|", 1)[0])]
                 if timerValues.getCurrentWatermarkInMs() > now + horizon:
                     self.state.clear()
                 else:
-                    self.handle.registerTimer(now + horizon + 1)
+                    timer = now + horizon + 1
+                    self.handle.registerTimer(timer)
+                    self.state.update((snapshot, now, timer))
             return iter([])
 
         def close(self) -> None:
