@@ -51,18 +51,22 @@ def inprocess_detections(spec: ProgramSpec, stream: list[tuple[int, list]]) -> C
     return out
 
 
-@pytest.mark.parametrize("example, batch, partitions", [
-    ("fire", 0, 0),
-    ("synthetic", 37, 3),
-    ("citybench/q1", 0, 1),
-    ("citybench/q2", 45, 2),
+@pytest.mark.parametrize("example, batch, partitions, keyed", [
+    ("fire", 0, 0, 1),
+    ("synthetic", 37, 3, 3),
+    ("citybench/q1", 0, 1, 1),
+    ("citybench/q2", 45, 2, 2),
 ])
-def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, batch: int, partitions: int) -> None:
+def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, batch: int, partitions: int,
+                                           keyed: int) -> None:
+    """``batch`` elements per micro-batch (0: all), ``partitions`` enrichment tasks,
+    ``keyed`` partitions of the temporal stage."""
     folder = EXAMPLES / example
     expected, got = tmp_path / "inprocess.trig", tmp_path / "spark.trig"
     assert cli.main(["run", str(folder), "--runner", "inprocess", "-o", str(expected)]) == 0
     options = ["--max-elements-per-batch", str(batch)] if batch else []
     options += ["--partitions", str(partitions)] if partitions else []
+    options += ["--conf", f"spark.sql.shuffle.partitions={keyed}"]
     assert cli.main(["run", str(folder), "-o", str(got), *options]) == 0  # Spark is the default runner
     want = canonical(expected.read_bytes())
     assert want, "the example detects nothing: the comparison would be empty"
@@ -94,7 +98,8 @@ def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
         write_jsonl(folder / "stream.jsonl", stream)
         expected = inprocess_detections(spec, stream)
         assume(sum(expected.values()) > 0)  # Spark runs cost seconds: spend them where there is something to see
-        got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=3, partitions=2)
+        got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=3, partitions=2,
+                                  conf={"spark.sql.shuffle.partitions": "2"})
         assert got == expected, spec.text
 
 

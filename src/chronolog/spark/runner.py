@@ -11,6 +11,7 @@ stops the stream.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import sys
@@ -18,7 +19,7 @@ import tempfile
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 from chronolog.errors import ChronologError
 from chronolog.progress import Progress
@@ -147,7 +148,8 @@ def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None 
     else:
         writer = writer.trigger(processingTime=trigger)
     start = _time.monotonic()
-    query = writer.start()
+    with _sql_conf(spark, conf or {}):
+        query = writer.start()
     try:
         _follow(query, summary, progress, start, stop_after)
     except KeyboardInterrupt:
@@ -159,6 +161,26 @@ def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None 
         if temporary:
             shutil.rmtree(location, ignore_errors=True)
     return summary
+
+
+@contextlib.contextmanager
+def _sql_conf(spark, conf: Mapping[str, str]) -> Iterator[None]:
+    """Apply the SQL settings of ``conf`` (such as the number of keyed partitions) to the
+    query about to start, even when the session already ran with other values; a query
+    keeps them (a restarted one takes them from its checkpoint)."""
+    saved = {}
+    for key, value in conf.items():
+        if key.startswith("spark.sql.") and spark.conf.isModifiable(key):
+            saved[key] = spark.conf.get(key, None)
+            spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None) -> None:
