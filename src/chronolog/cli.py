@@ -64,6 +64,7 @@ def _example_dir(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import os
     import time
 
     from chronolog.engine import Engine
@@ -77,6 +78,9 @@ def _run(args: argparse.Namespace) -> int:
         from chronolog.spark.command import run_spark_command
 
         return run_spark_command(args)
+    if not os.path.isfile(args.stream):
+        raise ChronologError(f"{args.stream}: --runner inprocess reads a stream file; a directory or a socket "
+                             "needs --runner spark")
     engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
     for warning in engine.warnings:
         print(warning, file=sys.stderr)

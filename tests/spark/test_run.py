@@ -235,3 +235,38 @@ def test_socket_source(spark, tmp_path: Path) -> None:
         server.close()
     assert sum(got.values()) == 2
     assert len(summary.errors) == 1 and summary.errors[0].startswith(f"tcp://127.0.0.1:{port}:4:1: invalid JSON")
+
+
+def test_directory_source_takes_files_as_they_land(spark, tmp_path: Path) -> None:
+    """A time point is complete only once a later one arrives: the detection at 20 waits
+    for the second file, and the last time point waits for the end of the stream."""
+    import os
+    import threading
+    import time
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+
+    def land(name: str, lines: list[str]) -> None:
+        partial = inbox / f".{name}.partial"
+        partial.write_text("\n".join(lines) + "\n")
+        os.replace(partial, inbox / name)  # atomically, as the source requires
+
+    land("001.jsonl", [reading(10, 1, "roomA", "TempReading", 70), reading(20, 2, "roomA", "SmokeReading")])
+    seen: list[int] = []
+    first_batch = threading.Event()
+
+    def deliver(batch: int, detections: list[Detection]) -> None:
+        seen.extend(d.time for d in detections)
+        first_batch.set()
+
+    def later() -> None:
+        first_batch.wait(240)
+        time.sleep(2)
+        land("002.jsonl", [reading(30, 3, "roomB", "TempReading", 80), reading(40, 4, "roomB", "SmokeReading")])
+
+    threading.Thread(target=later, daemon=True).start()
+    summary = run_spark(fire_spec(), str(inbox), CallbackSink(deliver), trigger="1 second",
+                        until=lambda s: 20 in seen, stop_after=240)
+    assert seen == [20]  # 40 is the newest time point: not complete while the stream goes on
+    assert summary.batches >= 2

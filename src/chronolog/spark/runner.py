@@ -114,9 +114,10 @@ def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None 
               trigger: str = "available-now", late: StreamFileSink | None = None, lateness: int = 0,
               max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
               progress: Progress | None = None, report: Callable[[str], None] | None = None,
-              stop_after: float | None = None) -> RunSummary:
-    """Run the program over ``stream`` on Spark until the stream ends (available-now) or
-    ``stop_after`` seconds pass (or Ctrl-C), writing detections to ``sink``.
+              stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None) -> RunSummary:
+    """Run the program over ``stream`` on Spark until the stream ends (available-now),
+    ``stop_after`` seconds pass, ``until(summary)`` holds after a batch, or Ctrl-C;
+    detections go to ``sink``.
 
     With ``checkpoint``, a run that was stopped or killed resumes where it left off, and
     the file and Parquet sinks hold every detection exactly once.
@@ -151,7 +152,7 @@ def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None 
     with _sql_conf(spark, conf or {}):
         query = writer.start()
     try:
-        _follow(query, summary, progress, start, stop_after)
+        _follow(query, summary, progress, start, stop_after, until)
     except KeyboardInterrupt:
         query.stop()
         raise
@@ -183,7 +184,8 @@ def _sql_conf(spark, conf: Mapping[str, str]) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
-def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None) -> None:
+def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None,
+            until: Callable[[RunSummary], bool] | None) -> None:
     """Wait for the query, updating the progress line from its progress reports."""
     from pyspark.errors import StreamingQueryException
 
@@ -209,7 +211,7 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
             f"{summary.detections:,} detections, {summary.state_rows:,} state rows")
         if finished:
             return
-        if stop_after is not None and _time.monotonic() - start > stop_after:
+        if (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
             query.stop()
             return
 
