@@ -122,7 +122,8 @@ class Engine:
         self.stats = Stats()
         self._now: int | None = None
         self._firings = 0
-        self._text = functools.lru_cache(maxsize=1 << 16)(
+        # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
+        self.term_text = functools.lru_cache(maxsize=1 << 16)(
             lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
 
     @classmethod
@@ -223,7 +224,7 @@ class Engine:
         return events
 
     def _row_key(self, row: Sequence[int | None]) -> tuple[str, ...]:
-        text = self._text
+        text = self.term_text
         return tuple(text(tid) for tid in row)
 
     def run(self, elements: Iterable[StreamElement]) -> Iterator[OutputGraph]:

@@ -366,13 +366,13 @@ def _jsonl_lines(
         if line.isspace() or not line:
             continue
         try:
-            element = _jsonl_element(line, dictionary, base_iri, ms_per_unit)
-        except _LineError as error:
+            element = jsonl_element(line, dictionary, base_iri, ms_per_unit)
+        except LineError as error:
             raise ChronologSyntaxError(error.message, name, lineno, error.col, line) from None
         yield element, f"{name}:{lineno}"
 
 
-class _LineError(Exception):
+class LineError(Exception):
     """A problem at column ``col`` of the JSON line being read (the caller adds where)."""
 
     def __init__(self, message: str, col: int = 1) -> None:
@@ -384,45 +384,47 @@ class _LineError(Exception):
 _JSONL_KEYS = frozenset(("time", "graph"))
 
 
-def _jsonl_element(line: str, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int) -> StreamElement:
+def jsonl_element(line: str, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int) -> StreamElement:
+    """One JSON Lines element (raises LineError): shared with the Spark runner's executors."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
-        raise _LineError(f"invalid JSON: {error.msg}", error.colno) from None
+        raise LineError(f"invalid JSON: {error.msg}", error.colno) from None
     if not isinstance(record, dict):
-        raise _LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
+        raise LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
     if not _JSONL_KEYS.issuperset(record):
         unknown = sorted(record.keys() - _JSONL_KEYS)[0]
-        raise _LineError(f'unknown key {unknown!r} in a stream element (expected "time" and "graph")')
+        raise LineError(f'unknown key {unknown!r} in a stream element (expected "time" and "graph")')
     if "time" not in record:
-        raise _LineError('stream element has no "time"')
-    time = _jsonl_time(record["time"], ms_per_unit, line.find('"time"') + 1)
+        raise LineError('stream element has no "time"')
+    time = jsonl_time(record["time"], ms_per_unit, line.find('"time"') + 1)
     graph = record.get("graph")
     if not isinstance(graph, str):
         what = "no" if graph is None else f"a {type(graph).__name__} as"
-        raise _LineError(f'stream element at time {time} has {what} "graph"; expected Turtle or N-Triples text')
+        raise LineError(f'stream element at time {time} has {what} "graph"; expected Turtle or N-Triples text')
     try:
         triples = encode_text(graph, dictionary, format=RdfFormat.TURTLE, base_iri=base_iri)
         return StreamElement(time, tuple(dict.fromkeys(triples)))
     except ChronologSyntaxError as error:
         match = _GRAPH_VALUE.search(line)
         col = _raw_index(line, match.end(), error.lineno or 1, error.offset or 1) + 1 if match else 1
-        raise _LineError(
+        raise LineError(
             f'invalid Turtle in the "graph" of the element at time {time} '
             f"(graph line {error.lineno}, column {error.offset}): {error.message}",
             col,
         ) from None
 
 
-def _jsonl_time(value: object, ms_per_unit: int, col: int) -> int:
+def jsonl_time(value: object, ms_per_unit: int, col: int) -> int:
+    """An element's "time" value in time units (raises LineError at ``col``)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, str):
         try:
             return datetime_to_time(value, ms_per_unit=ms_per_unit)
         except TimeFormatError as error:
-            raise _LineError(f'invalid "time": {error}', col) from None
-    raise _LineError(f'"time" must be an integer or an xsd:dateTime string, not {json.dumps(value)}', col)
+            raise LineError(f'invalid "time": {error}', col) from None
+    raise LineError(f'"time" must be an integer or an xsd:dateTime string, not {json.dumps(value)}', col)
 
 
 def _raw_index(line: str, start: int, lineno: int, offset: int) -> int:

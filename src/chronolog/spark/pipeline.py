@@ -32,7 +32,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.lang.dotr import value_decoder
 from chronolog.lang.keys import RuleGroup, partition_rules
 from chronolog.spark.encoding import parse_terms
-from chronolog.streams import _jsonl_element, _LineError
+from chronolog.streams import jsonl_element, LineError
 
 DIAGNOSTICS_KEY = "!"
 EVENT_SCHEMA = pa.schema([
@@ -94,7 +94,7 @@ class Worker:
             self.temporal.append(temporal)
             self.horizons.append(max(temporal.rules.horizons.values(), default=0))
             self.empty.append(temporal.snapshot())
-        self._text = engine._text
+        self._text = engine.term_text
 
     # -- enrichment ------------------------------------------------------------------
     def parse(self, payload: str, syntax: str, place: str) -> list[tuple[int, int, int]]:
@@ -102,8 +102,8 @@ class Worker:
         dictionary = self.engine.dictionary
         if syntax == "jsonl":
             try:
-                return list(_jsonl_element(payload, dictionary, None, 1).triples)
-            except _LineError as error:
+                return list(jsonl_element(payload, dictionary, None, 1).triples)
+            except LineError as error:
                 file, _, line = place.rpartition(":")
                 raise ChronologSyntaxError(error.message, file, int(line), error.col, payload) from None
         encode = dictionary.encode

@@ -26,7 +26,7 @@ from chronolog.progress import Progress
 from chronolog.spark.pipeline import EVENT_DDL, OUTPUT_DDL, ProgramSpec, enrich, processor_class
 from chronolog.spark.sinks import Detection, Diagnostic, Sink, StreamFileSink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
-from chronolog.streams import StreamElement, _jsonl_element
+from chronolog.streams import StreamElement, jsonl_element
 from chronolog.terms import TermDictionary
 
 
@@ -88,7 +88,7 @@ def _late_element(d: Diagnostic, dictionary: TermDictionary) -> StreamElement:
     from pyoxigraph import RdfFormat
 
     if d.payload.lstrip().startswith("{"):
-        return _jsonl_element(d.payload, dictionary, None, 1)
+        return jsonl_element(d.payload, dictionary, None, 1)
     encode = dictionary.encode
     triples = [(encode(t.subject), encode(t.predicate), encode(t.object))
                for t in pyoxigraph.parse(d.payload, RdfFormat.N_TRIPLES)]

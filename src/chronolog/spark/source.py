@@ -37,7 +37,7 @@ from typing import Iterator
 from pyoxigraph import BlankNode
 
 from chronolog.errors import ChronologError, ChronologSyntaxError
-from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, _jsonl_time, _LineError, scan_stream
+from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, jsonl_time, LineError, scan_stream
 from chronolog.terms import TermDictionary
 
 SCHEMA = "kind string, time long, seq long, payload string, syntax string, place string"
@@ -67,13 +67,13 @@ def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int) -> Record | None
         raw.decode("utf-8")
         record = json.loads(line)
         if not isinstance(record, dict) or "time" not in record:
-            raise _LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
-        time = _jsonl_time(record["time"], 1, line.find('"time"') + 1)
+            raise LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
+        time = jsonl_time(record["time"], 1, line.find('"time"') + 1)
     except UnicodeDecodeError:
         error = ChronologSyntaxError("invalid UTF-8", name, lineno, 1, None)
     except json.JSONDecodeError as exc:
         error = ChronologSyntaxError(f"invalid JSON: {exc.msg}", name, lineno, exc.colno, line)
-    except _LineError as exc:
+    except LineError as exc:
         error = ChronologSyntaxError(exc.message, name, lineno, exc.col, line)
     else:
         return Record(seq, time, line.rstrip("\r\n"), "jsonl", place)
