@@ -17,15 +17,20 @@ from chronolog.progress import Progress
 RUNNERS = ("inprocess", "spark")
 
 
+def _add_session_arguments(group: argparse._ArgumentGroup) -> None:
+    """--master and --conf: how every Spark command gets its session."""
+    group.add_argument("--master", metavar="URL",
+                       help="Spark master: local[*] (default), local[N], spark://HOST:PORT")
+    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting, such as spark.sql.shuffle.partitions=16; repeatable")
+
+
 def add_materialize_spark_arguments(parser: argparse.ArgumentParser) -> None:
     """The Spark options of ``materialize``, added to its parser (which has DATA, --rules, -o)."""
     group = parser.add_argument_group("runner")
     group.add_argument("--runner", choices=RUNNERS, default="inprocess",
                        help="where the closure is computed: in this process (default) or on Spark")
-    group.add_argument("--master", metavar="URL",
-                       help="Spark master: local[*] (default), local[N], spark://HOST:PORT")
-    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                       help="a Spark setting, such as spark.sql.shuffle.partitions=16; repeatable")
+    _add_session_arguments(group)
     group.add_argument("--parquet", metavar="DIR",
                        help="also write the closure as a Parquet folder that `chronolog run` loads "
                             "(with --parquet and no -o, no N-Triples are written)")
@@ -140,10 +145,7 @@ if __name__ == "__main__":
 def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
     """The Spark options of ``run`` (which has PROGRAM, --stream, --runner, -o, --format)."""
     group = parser.add_argument_group("spark runner")
-    group.add_argument("--master", metavar="URL",
-                       help="Spark master: local[*] (default), local[N], spark://HOST:PORT")
-    group.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                       help="a Spark setting, such as spark.sql.shuffle.partitions=16; repeatable")
+    _add_session_arguments(group)
     group.add_argument("--checkpoint", metavar="DIR",
                        help="checkpoint folder: a stopped or killed run restarts where it left off, and file "
                             "outputs hold each detection exactly once (default: a temporary folder)")
