@@ -142,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a DOTR program over a stream of time-annotated graphs; write what it detects "
                     "as a stream in the input's format.")
     run.add_argument("program", metavar="PROGRAM", help="a .dotr program, or an example directory")
-    run.add_argument("--stream", metavar="STREAM", help="the input stream (.trig or .jsonl)")
+    run.add_argument("--stream", metavar="STREAM",
+                     help="the input stream: a .trig or .jsonl file; with Spark also a directory that such "
+                          "files land in, or tcp://HOST:PORT sending JSON Lines")
     run.add_argument("--background", action="append", default=[], metavar="DATA", help="background RDF; repeatable")
     run.add_argument("--rules", action="append", default=[], metavar="RULES",
                      help="rdfs, owl-rl or a .dl file; repeatable")
