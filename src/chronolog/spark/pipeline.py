@@ -199,13 +199,16 @@ def enrich(spec: ProgramSpec):
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         worker = worker_for(spec)
+        rows: list[tuple] = []
         for group in _time_points(batches):
+            if len(rows) >= 4096:  # Arrow batches of some size, not one per time point
+                yield _record_batch(rows)
+                rows = []
             first = group[0]
             if first["kind"] != "element":
-                rows = [(DIAGNOSTICS_KEY, first["time"], first["seq"], first["kind"],
-                         [first["payload"], first["syntax"]], first["kind"], first["place"])]
+                rows.append((DIAGNOSTICS_KEY, first["time"], first["seq"], first["kind"],
+                             [first["payload"], first["syntax"]], first["kind"], first["place"]))
             else:
-                rows = []
                 triples: dict[tuple[int, int, int], None] = {}
                 for row in group:
                     try:
@@ -219,10 +222,16 @@ def enrich(spec: ProgramSpec):
                     rows.append((DIAGNOSTICS_KEY, row["time"], row["seq"], "error", [message, "error"],
                                  "error", row["place"]))
                 rows.extend(worker.event_rows(first["time"], list(triples)))
-            if rows:
-                yield pa.RecordBatch.from_pylist([dict(zip(EVENT_SCHEMA.names, r)) for r in rows], schema=EVENT_SCHEMA)
+        if rows:
+            yield _record_batch(rows)
 
     return run
+
+
+def _record_batch(rows: list[tuple]) -> pa.RecordBatch:
+    columns = list(zip(*rows))
+    return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, EVENT_SCHEMA)],
+                                      schema=EVENT_SCHEMA)
 
 
 def processor_class():  # -> the StatefulProcessor subclass (pyspark imported on first use)
