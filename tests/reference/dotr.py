@@ -247,8 +247,9 @@ def literal(value: object) -> ox.Literal:
         return ox.Literal("true" if value else "false", datatype=ox.NamedNode(XSD + "boolean"))
     if isinstance(value, int):
         return ox.Literal(str(value), datatype=ox.NamedNode(XSD + "integer"))
-    if isinstance(value, Decimal):
-        return ox.Literal(str(value), datatype=ox.NamedNode(XSD + "decimal"))
+    if isinstance(value, Decimal):  # the canonical form: no exponent, no trailing zeros, one digit after '.'
+        text = format(value.normalize() if value else Decimal(0), "f")
+        return ox.Literal(text if "." in text else text + ".0", datatype=ox.NamedNode(XSD + "decimal"))
     if isinstance(value, float):
         return ox.Literal(repr(value), datatype=ox.NamedNode(XSD + "double"))
     raise TypeError(f"no literal for {value!r}")
@@ -450,7 +451,7 @@ def _show(term: Term) -> str:
     if isinstance(term, ox.Literal):
         value = decode(term)
         if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-            return f"{value!r}^^{term.datatype.value}"
+            return f"{value.normalize() if isinstance(value, Decimal) else value!r}^^{term.datatype.value}"
     return str(term)
 
 
