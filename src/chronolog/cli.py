@@ -106,7 +106,15 @@ def _check(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     print(f"{args.program}: ok: {len(engine.attributes) - len(engine.rules)} events, {len(engine.rules)} rules"
           + (f", {len(engine.warnings)} warning(s)" if engine.warnings else ""))
+    _describe_feedback(engine)
     return 0
+
+
+def _describe_feedback(engine: object) -> None:
+    """``chronolog check``: one line per FEEDBACK rule, with its delay."""
+    for rule, delay in engine.feedback_rules.items():  # type: ignore[attr-defined]
+        unit = "time unit" if delay == 1 else "time units"
+        print(f"  feedback: the output graphs of {rule} are input again {delay:,} {unit} later")
 
 
 def build_parser() -> argparse.ArgumentParser:
