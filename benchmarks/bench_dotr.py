@@ -123,7 +123,7 @@ def naive_run(engine: Engine, background: list[str], rules: list[str], elements:
         # background-only answers are not events (the engine subtracts them); none of these
         # programs has a query that can match the background alone.
         composites = engine.temporal.push_batch(events) if events else []
-        detections += len([engine._graph(c) for c in composites])
+        detections += len([engine.graph(c, str(i)) for i, c in enumerate(composites)])
     wall = time.perf_counter() - start
     return {"ms": 1e3 * wall / len(elements), "detections": detections}
 
@@ -161,12 +161,14 @@ def table1(tmp: Path, points: int, naive_points: int) -> None:
           f"{'' if nd == fd else '  MISMATCH'}.\n", flush=True)
 
 
-def fig4(tmp: Path, data: Path, points: int, naive_points: int, rates: list[int]) -> None:
+def fig4(tmp: Path, data: Path, points: int, naive_points: int, rates: list[int],
+         queries: list[str] = ["q1", "q2"], q1_high: int = 200) -> None:
     repo = load_repository(data / "SensorRepository.n3")
     distances = load_distances(data / "trafficMetaData.csv")
     background = [str(data / "SensorRepository.n3")]
     streams = {"q1": ["AarhusTrafficData182955", "AarhusTrafficData158505"],
                "q2": ["AarhusTrafficData158505", "AarhusWeatherData0"]}
+    streams = {q: s for q, s in streams.items() if q in queries}
     print("## Fig. 4: CityBench Q1 (each) and Q2 (last), full SensorRepository.n3 background\n")
     print("Time per input graph after the first 3 s of stream (the window filling up).\n")
     print("| query | rate (graphs/s) | graphs | ms per graph | reasoning | querying | temporal | translation "
@@ -178,7 +180,7 @@ def fig4(tmp: Path, data: Path, points: int, naive_points: int, rates: list[int]
         dotr = ROOT / "examples" / "citybench" / query / f"{query}.dotr"
         for rate in rates:
             warm = 3 * rate
-            n = warm + (points if query == "q2" or rate < 1000 else 200)
+            n = warm + (points if query == "q2" or rate < 1000 else q1_high)
             engine = Engine.from_file(dotr, background=background)
             paths = [data / "streams" / f"{s}.stream" for s in sensors]
             elements = convert(paths, repo, distances, engine.dictionary, rate=rate, limit=n)
@@ -239,13 +241,13 @@ def fig6(tmp: Path, points: int, lengths: list[int]) -> None:
     print()
 
 
-def fig7(tmp: Path, points: int, counts: list[int]) -> None:
+def fig7(tmp: Path, points: int, counts: list[int], shares: tuple[bool, ...] = (True, False)) -> None:
     print("## Fig. 7: number of DOTR rules (2 queries each), with and without query sharing\n")
     print("| rules | sharing | ms per graph | querying | temporal | translation | detections per graph |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for n in counts:
         folder = scenario_dir(tmp, f"dotr{n}", 10_000, points, n_rules=n)
-        for share in (True, False):
+        for share in shares:
             with sharing(share):
                 engine, stream = engine_for(folder)
             m = timed_run(engine, stream, warmup=points // 10)
@@ -254,29 +256,48 @@ def fig7(tmp: Path, points: int, counts: list[int]) -> None:
     print()
 
 
+def _ints(text: str) -> list[int]:
+    return [int(x.replace("_", "")) for x in text.split(",") if x]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "citybench"),
                         help="the CityBench data folder")
     parser.add_argument("--only", choices=["table1", "fig4", "fig5", "fig6", "fig7"], action="append")
+    parser.add_argument("--points", type=int, help="graphs per measurement (default: per experiment)")
+    parser.add_argument("--rates", type=_ints, help="fig4: input rates, graphs/s (e.g. 1,10,100,1000)")
+    parser.add_argument("--queries", type=lambda t: t.split(","), default=["q1", "q2"], help="fig4: q1,q2")
+    parser.add_argument("--q1-high-rate-points", type=int, default=200,
+                        help="fig4: graphs measured for Q1 at 1000 graphs/s and more (its outputs grow with the "
+                             "square of the rate)")
+    parser.add_argument("--datalog-rules", type=_ints, help="fig5: numbers of Datalog rules (e.g. 1,10,100)")
+    parser.add_argument("--lengths", type=_ints, help="fig6: pattern lengths (e.g. 2,3,4)")
+    parser.add_argument("--rules", type=_ints, help="fig7: numbers of DOTR rules (e.g. 1,10,100,1000)")
+    parser.add_argument("--sharing", choices=["on", "off", "both"], default="both", help="fig7: query sharing")
     args = parser.parse_args()
     q = args.quick
     only = set(args.only or ["table1", "fig4", "fig5", "fig6", "fig7"])
+    points = args.points
     print(f"Python {platform.python_version()} on {platform.machine()}, {platform.system()}; "
           f"{'quick' if q else 'full'} run\n", flush=True)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if "table1" in only:
-            table1(tmp, 5_000 if q else 30_000, 50 if q else 200)
+            table1(tmp, points or (5_000 if q else 30_000), 50 if q else 200)
         if "fig4" in only:
-            fig4(tmp, Path(args.data), 500 if q else 3_000, 10 if q else 30, [1, 10, 100] if q else [1, 10, 100, 1000])
+            fig4(tmp, Path(args.data), points or (500 if q else 3_000), 10 if q else 30,
+                 args.rates or ([1, 10, 100] if q else [1, 10, 100, 1000]), args.queries, args.q1_high_rate_points)
         if "fig5" in only:
-            fig5(tmp, 2_000 if q else 5_000, [1, 10, 100, 1_000] if q else [1, 10, 100, 1_000, 10_000, 100_000])
+            fig5(tmp, points or (2_000 if q else 5_000),
+                 args.datalog_rules or ([1, 10, 100, 1_000] if q else [1, 10, 100, 1_000, 10_000, 100_000]))
         if "fig6" in only:
-            fig6(tmp, 2_000 if q else 5_000, [2, 4] if q else [2, 3, 4, 5, 6, 7, 8])
+            fig6(tmp, points or (2_000 if q else 5_000), args.lengths or ([2, 4] if q else [2, 3, 4, 5, 6, 7, 8]))
         if "fig7" in only:
-            fig7(tmp, 1_000 if q else 3_000, [1, 10, 100] if q else [1, 10, 100, 1_000])
+            shares = {"on": (True,), "off": (False,), "both": (True, False)}[args.sharing]
+            fig7(tmp, points or (1_000 if q else 3_000), args.rules or ([1, 10, 100] if q else [1, 10, 100, 1_000]),
+                 shares)
 
 
 if __name__ == "__main__":

@@ -144,3 +144,33 @@ def test_same_time_point_twice_is_refused() -> None:
         engine.push(5, [])
     with pytest.raises(LateElementError, match="late time point 4"):
         engine.push(4, [])
+
+
+@pytest.mark.parametrize("values, expected", [
+    (["1", "2"], '"1.5"^^<http://www.w3.org/2001/XMLSchema#decimal>'),  # integer / integer is a decimal
+    (["1", "2", "2"], '"1.666666666666666666666666667"^^<http://www.w3.org/2001/XMLSchema#decimal>'),
+    (["1", "0.5"], '"0.75"^^<http://www.w3.org/2001/XMLSchema#decimal>'),  # integer + decimal: decimal
+    (["1", "2.0e0"], '"1.5"^^<http://www.w3.org/2001/XMLSchema#double>'),  # a double makes a double
+    (["2", "4"], '"3.0"^^<http://www.w3.org/2001/XMLSchema#decimal>'),
+])
+def test_avg_follows_sparql_numeric_type_promotion(values: list[str], expected: str) -> None:
+    """SPARQL 1.1: Avg(M) = Sum(M) / Count(M) with op:numeric-add and op:numeric-divide, so
+    the average of integers or decimals is an xsd:decimal, with a double among them a double;
+    SUM of integers stays an integer."""
+    engine = Engine("""PREFIX : <http://example.org/>
+EVENT V AS SELECT ?v WHERE { ?r :v ?v }
+EVENT B AS SELECT ?r WHERE { ?r :b true }
+RULE :avg DEFINE { ?o :avg ?m ; :sum ?s . } FROM B
+  WITH ?m = AVG(V.v WITHIN 100 FROM B), ?s = SUM(V.v WITHIN 100 FROM B)
+""")
+    d = engine.dictionary
+    ex = lambda name: d.encode(pyoxigraph.NamedNode(EX + name))  # noqa: E731
+    for i, text in enumerate(values):
+        term = pyoxigraph.Literal(text, datatype=pyoxigraph.NamedNode(
+            "http://www.w3.org/2001/XMLSchema#" + ("double" if "e" in text else "decimal" if "." in text else "integer")))
+        engine.push(i + 1, [(ex(f"r{i}"), ex("v"), d.encode(term))])
+    (graph,) = engine.push(10, [(ex("b"), ex("b"), d.encode(pyoxigraph.Literal(True)))])
+    found = {p: o for _, p, o in engine.decode(graph)[1]}
+    assert found[EX + "avg"] == expected
+    if all("." not in v and "e" not in v for v in values):
+        assert found[EX + "sum"].endswith("^^<http://www.w3.org/2001/XMLSchema#integer>")

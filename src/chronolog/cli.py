@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from chronolog import __version__
@@ -114,7 +115,54 @@ def _check(args: argparse.Namespace) -> int:
     for group in partition_rules([r.rule for r in engine.rules.values()], engine.attributes):
         names = ", ".join(engine.rules[t].rule.emits for t in group.types if t in engine.rules)
         print(f"  rules {names}: {group.describe()}")
+    _describe_feedback(engine)
     return 0
+
+
+def _describe_feedback(engine: object) -> None:
+    """``chronolog check``: one line per FEEDBACK rule, with its delay."""
+    for rule, delay in engine.feedback_rules.items():  # type: ignore[attr-defined]
+        unit = "time unit" if delay == 1 else "time units"
+        print(f"  feedback: the output graphs of {rule} are input again {delay:,} {unit} later")
+
+
+def _benchmarks_folder() -> Path | None:
+    """The benchmarks: ``$CHRONOLOG_BENCHMARKS`` when set, else the benchmarks/ folder of
+    the source tree this chronolog runs from (next to ``src/``), else ``./benchmarks``;
+    None when none of them holds a bench_*.py (an installed chronolog has no benchmarks)."""
+    import os
+
+    if os.environ.get("CHRONOLOG_BENCHMARKS"):
+        candidates = [Path(os.environ["CHRONOLOG_BENCHMARKS"])]
+    else:
+        candidates = [Path(__file__).resolve().parents[2] / "benchmarks", Path.cwd() / "benchmarks"]
+    return next((folder for folder in candidates if any(folder.glob("bench_*.py"))), None)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """``chronolog bench NAME [ARGS...]``: run benchmarks/bench_NAME.py with ARGS."""
+    import ast
+    import os
+    import subprocess
+    folder = _benchmarks_folder()
+    if folder is None:
+        where = os.environ.get("CHRONOLOG_BENCHMARKS") or "this installation"
+        raise ChronologError(f"no benchmarks in {where}: they live in the benchmarks/ folder of chronolog's "
+                             "source tree (run chronolog from a checkout, or set CHRONOLOG_BENCHMARKS=DIR)")
+    scripts = {p.stem[len("bench_"):]: p for p in sorted(folder.glob("bench_*.py"))}
+    if args.name not in scripts:
+        lines = []
+        for name, path in scripts.items():
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+            lines.append(f"  {name:<16} {doc.splitlines()[0] if doc else ''}")
+        listing = "\n".join(lines)
+        if args.name is None:
+            print(f"benchmarks in {folder} (chronolog bench NAME --help for a benchmark's options):\n{listing}")
+            return 0
+        raise ChronologError(f"no benchmark {args.name!r} in {folder}; the benchmarks are:\n{listing}")
+    src = str(Path(__file__).resolve().parents[1])  # the chronolog the benchmark imports is this one
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, str(scripts[args.name]), *args.args], env=env).returncode
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,6 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--background", action="append", default=[], metavar="DATA")
     check.add_argument("--rules", action="append", default=[], metavar="RULES")
     check.set_defaults(handler=_check)
+
+    bench = commands.add_parser(
+        "bench", help="run a benchmark of benchmarks/ (without NAME: list them)",
+        description="Run benchmarks/bench_NAME.py with the arguments that follow NAME; without NAME, list "
+                    "the benchmarks. Results and the commands that reproduce them: benchmarks/RESULTS.md.")
+    bench.add_argument("name", nargs="?", metavar="NAME", help="a benchmark: bench_NAME.py")
+    bench.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the benchmark's own arguments")
+    bench.set_defaults(handler=_bench)
 
     q = commands.add_parser("query", help="a SPARQL query over RDF data and its closure under rules",
                             description="Reason over the data with the rules, then answer the SPARQL query.")

@@ -5,6 +5,15 @@ derive from them, over the background closure), run the EVENT queries on what ch
 turn their solutions into events, let the temporal engine detect the RULE patterns, and
 build the output graphs from the DEFINE templates of the rules that fired.
 
+A rule with ``FEEDBACK [AFTER d]`` also makes each of its output graphs, built at t, an
+input element at t + d (d: one time unit unless given). That time point holds the graph
+like any element: it is enriched with the background and the rules, and the EVENT queries
+see it. Each time point is still processed once, with everything that holds there known
+before its queries run, so a program's outputs are well defined whatever its rules feed
+back (an output at t never changes what held at t). Feedback time points come in time
+order with the input's: ``push(t, ...)`` first processes the feedback time points before
+t, and ``flush()`` (called by ``run`` at the end of its stream) those still pending.
+
 >>> engine = Engine('''
 ... PREFIX : <http://example.org/>
 ... EVENT Hot AS SELECT ?s ?v WHERE { ?s :temp ?v FILTER(?v > 40) }
@@ -47,6 +56,12 @@ from chronolog.terms import TermDictionary
 Triple = tuple[int, int, int]
 
 
+class FeedbackLimitError(ChronologError):
+    """Feedback went on without input for more time points than the engine's limit."""
+
+    outputs: list = []  # the graphs detected before stopping (set by ``Engine.flush``)
+
+
 class OutputGraph(NamedTuple):
     """A detection: the graph a rule's DEFINE built, at the time of its terminator."""
 
@@ -67,6 +82,7 @@ class Stats:
     triples: int = 0
     events: int = 0
     detections: int = 0
+    feedback: int = 0  # output graphs fed back as input (FEEDBACK rules)
 
     @property
     def total(self) -> float:
@@ -77,6 +93,8 @@ class Stats:
         per = 1e6 * total / max(1, self.time_points)
         lines = [f"{self.time_points:,} time points, {self.triples:,} triples, {self.events:,} events, "
                  f"{self.detections:,} detections; {per:.1f} µs per time point"]
+        if self.feedback:
+            lines[0] += f"; {self.feedback:,} output graphs fed back"
         for phase in ("reasoning", "querying", "temporal", "translation"):
             seconds = getattr(self, phase)
             lines.append(f"  {phase:<12} {seconds:9.3f} s  {100 * seconds / total:5.1f} %")
@@ -109,7 +127,7 @@ class Engine:
 
     def __init__(self, program: str, *, filename: str | None = None, background: Sequence[str] = (),
                  rules: Sequence[str] = (), late: LatePolicy | None = None,
-                 dictionary: TermDictionary | None = None) -> None:
+                 dictionary: TermDictionary | None = None, feedback_limit: int = 10_000) -> None:
         self.dictionary = dictionary or TermDictionary()
         self.reasoner = reasoner_for(list(background), list(rules), self.dictionary)
         self.queries = StandingQueries(self.dictionary, self.reasoner.background_view)
@@ -118,10 +136,13 @@ class Engine:
         self.attributes = compiled.attributes
         self.warnings = compiled.warnings
         self.rules = {r.rule.emits: r for r in compiled.rules}
+        self._feeds = {r.iri: r.feedback for r in compiled.rules if r.feedback is not None}
         self.late = late or LatePolicy.reject()
         self.stats = Stats()
         self._now: int | None = None
         self._firings = 0
+        self.feedback_limit = feedback_limit
+        self._pending: dict[int, dict[Triple, None]] = {}  # FEEDBACK: time -> graphs' triples
         # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
         self.term_text = functools.lru_cache(maxsize=1 << 16)(
             lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
@@ -167,13 +188,64 @@ class Engine:
 
     # -- running ----------------------------------------------------------------------
 
+    @property
+    def feedback_rules(self) -> dict[str, int]:
+        """The rules whose outputs are input again (FEEDBACK): rule IRI -> delay in time units."""
+        return {r.iri: r.feedback for r in self.rules.values() if r.feedback is not None}
+
+    @property
+    def pending_feedback(self) -> list[int]:
+        """The times of the feedback time points not processed yet."""
+        return sorted(self._pending)
+
     def push(self, time: int, triples: Iterable[Triple]) -> list[OutputGraph]:
-        """Process one time point: all of its elements' triples at once."""
+        """Process one time point: all of its elements' triples at once (with the graphs fed
+        back to it), after the feedback time points before it. Outputs come in time order."""
         if self._now is not None and time <= self._now:
             if time == self._now:
                 raise ChronologError(f"time point {time} was already processed: push all of its triples at once")
             self.late.late((time, triples), lambda: f"late time point {time}, older than the current time {self._now}")
             return []
+        out = self.flush(time - 1) if self._pending else []
+        fed = self._pending.pop(time, None)
+        if fed is not None:
+            fed.update(dict.fromkeys(triples))
+            triples = fed
+        out.extend(self._point(time, triples))
+        return out
+
+    def flush(self, until: int | None = None) -> list[OutputGraph]:
+        """Process the feedback time points up to ``until`` (the input has reached it: no
+        element at or before it will come), or, when ``until`` is None (the end of the
+        stream), all of them while any is pending. A program that keeps feeding itself
+        without input stops with a ``FeedbackLimitError`` after ``feedback_limit`` time
+        points (its ``outputs`` hold the graphs detected until then)."""
+        out: list[OutputGraph] = []
+        try:
+            for graphs in self._drain(until):
+                out.extend(graphs)
+        except FeedbackLimitError as exc:
+            exc.outputs = out
+            raise
+        return out
+
+    def _drain(self, until: int | None) -> Iterator[list[OutputGraph]]:
+        steps, start = 0, self._now
+        while self._pending:
+            time = min(self._pending)
+            if until is not None and time > until:
+                break
+            if until is None:
+                steps += 1
+                if steps > self.feedback_limit:
+                    rules = ", ".join(sorted(self.feedback_rules))
+                    raise FeedbackLimitError(
+                        f"feedback does not stop: {self.feedback_limit:,} time points processed "
+                        f"without input after {start}, the outputs of {rules} are still fed back (next at {time}); "
+                        "raise feedback_limit, or make the rules stop feeding themselves")
+            yield self._point(time, self._pending.pop(time))
+
+    def _point(self, time: int, triples: Iterable[Triple]) -> list[OutputGraph]:
         self._now = time
         stats = self.stats
         clock = _time.perf_counter
@@ -185,6 +257,12 @@ class Engine:
         for composite in composites:
             self._firings += 1
             out.append(self.graph(composite, str(self._firings)))
+        if self._feeds:
+            for graph in out:
+                delay = self._feeds.get(graph.rule)
+                if delay is not None:
+                    self._pending.setdefault(time + delay, {}).update(dict.fromkeys(graph.triples))
+                    stats.feedback += 1
         t4 = clock()
         stats.temporal += t3 - t2
         stats.translation += t4 - t3
@@ -228,7 +306,8 @@ class Engine:
         return tuple(text(tid) for tid in row)
 
     def run(self, elements: Iterable[StreamElement]) -> Iterator[OutputGraph]:
-        """Output graphs for a stream of elements, grouped into time points.
+        """Output graphs for a stream of elements, grouped into time points; at the end
+        of the stream, those of the feedback still pending (see ``flush``).
 
         When reading the stream fails (a malformed or late element), the time point read
         so far is still processed and its outputs yielded before the error propagates:
@@ -253,6 +332,8 @@ class Engine:
             triples.update(dict.fromkeys(element.triples))
         if current is not None:
             yield from self.push(current, triples)
+        for graphs in self._drain(None):
+            yield from graphs
 
     def graph(self, composite: cep.Event, firing: str) -> OutputGraph:
         """The output graph of a composite event; ``firing`` names this firing uniquely

@@ -108,7 +108,7 @@ def literal_of(value: object) -> Literal:
     if isinstance(value, int):
         return Literal(str(value), datatype=XSD_INTEGER)
     if isinstance(value, Decimal):
-        text = format(value.normalize(), "f") if value == value.to_integral() else format(value, "f")
+        text = format(value.normalize() if value else Decimal(0), "f")  # canonical: no trailing zeros, no exponent
         if "." not in text:
             text += ".0"
         return Literal(text, datatype=XSD_DECIMAL)

@@ -91,11 +91,12 @@ def test_runtime_failures_name_the_rule_and_event() -> None:
     engine = TemporalEngine()
     engine.declare("A", ["v"])
     engine.register(Rule(name="total", emits="T", terminator=Terminator("A", "A"),
-                         aggregates=[Aggregate("s", "sum", "A", "v", Within(10, of="A"))],
+                         aggregates=[Aggregate("s", "max", "A", "v", Within(10, of="A"))],
                          outputs={"v": attr("A.v")}))
-    engine.push(event("A", 1, v="text"))
+    engine.push(event("A", 1, v="text"))  # (a sum of strings is no failure: SPARQL's error, None)
+    engine.push(event("A", 1, v=2))
     with pytest.raises(RuleEvaluationError, match=r"rule 'total' failed on Event\(type='A', start=2"):
-        engine.push(event("A", 2, v="more"))
+        engine.push(event("A", 2, v=3))  # max("text", 2): no order between them
 
 
 BOUND = 2 * MINUTE + 1000  # 1-minute horizons, one event per ms: at most ~60k events per type

@@ -19,7 +19,11 @@ point t, from scratch:
 4. every detection becomes its rule's DEFINE template, instantiated: WITH variables take
    the event's terms (aggregates become canonical literals), every other variable and
    every blank node a fresh term per firing (``urn:chronolog:ref:...``); a triple with an
-   unbound term, a literal subject or a non-IRI predicate is left out, as in CONSTRUCT.
+   unbound term, a literal subject or a non-IRI predicate is left out, as in CONSTRUCT;
+5. the detection of a rule with FEEDBACK (delay d) at t is an input graph at t + d: the
+   triples of t + d are those of the stream's elements at t + d and of every graph fed
+   back to t + d. Time points are processed in time order, a time point with only
+   fed-back graphs included (``advance``, ``drain``).
 
 The order of the events of one time point is not defined by DOTR (it is the order in
 which SPARQL returns solutions); it decides ties between equal times (``last`` prefers the
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -146,6 +150,7 @@ class RuleSpec:
     where: tuple[Cond, ...] = ()
     bindings: tuple[tuple[str, Operand], ...] = ()  # WITH ?var = operand
     consuming: tuple[str, ...] = ()
+    feedback: int | None = None  # FEEDBACK AFTER this many time units
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,8 @@ def render(program: Program) -> str:
             lines.append("  WITH " + ", ".join(f"?{v} = {_operand(o)}" for v, o in r.bindings))
         if r.consuming:
             lines.append("  CONSUMING " + ", ".join(r.consuming))
+        if r.feedback is not None:
+            lines.append("  FEEDBACK" if r.feedback == 1 else f"  FEEDBACK AFTER {r.feedback} ms")
     return "\n".join(lines) + "\n"
 
 
@@ -247,8 +254,9 @@ def literal(value: object) -> ox.Literal:
         return ox.Literal("true" if value else "false", datatype=ox.NamedNode(XSD + "boolean"))
     if isinstance(value, int):
         return ox.Literal(str(value), datatype=ox.NamedNode(XSD + "integer"))
-    if isinstance(value, Decimal):
-        return ox.Literal(str(value), datatype=ox.NamedNode(XSD + "decimal"))
+    if isinstance(value, Decimal):  # the canonical form: no exponent, no trailing zeros, one digit after '.'
+        text = format(value.normalize() if value else Decimal(0), "f")
+        return ox.Literal(text if "." in text else text + ".0", datatype=ox.NamedNode(XSD + "decimal"))
     if isinstance(value, float):
         return ox.Literal(repr(value), datatype=ox.NamedNode(XSD + "double"))
     raise TypeError(f"no literal for {value!r}")
@@ -366,6 +374,7 @@ class ReferenceDotr:
         self.tesla = ReferenceTesla(tesla_rules(program), decode)
         self.templates = {EX + r.name: r for r in program.rules}
         self.fired = 0
+        self.pending: dict[int, set[Triple]] = {}  # time -> triples fed back to it
 
     def _model(self, triples: Sequence[Triple]) -> set[Triple]:
         facts = set()
@@ -390,6 +399,8 @@ class ReferenceDotr:
 
     def push(self, time: int, triples: Sequence[Triple],
              order: Callable[[int, list[Event]], list[Event]] | None = None) -> Step:
+        """One time point: the stream's triples at ``time`` and those fed back to it."""
+        triples = list(triples) + sorted(self.pending.pop(time, ()), key=str)
         events = self.events(time, triples)
         if order is not None:
             events = order(time, events)
@@ -398,7 +409,23 @@ class ReferenceDotr:
             for composite in self.tesla.push(ev):
                 if composite.type in {r.name for r in self.program.rules}:
                     step.detections.append(self._graph(composite))
+        for detection in step.detections:
+            spec = self.templates[detection.rule]
+            if spec.feedback is not None:
+                self.pending.setdefault(time + spec.feedback, set()).update(detection.triples)
         return step
+
+    def advance(self, time: int, triples: Sequence[Triple],
+                order: Callable[[int, list[Event]], list[Event]] | None = None) -> Iterator[Step]:
+        """The feedback-only time points before ``time``, then ``time``: one step each,
+        computed lazily (a caller may look at each step before the next is computed)."""
+        yield from self.drain(time - 1, order)
+        yield self.push(time, triples, order)
+
+    def drain(self, until: int, order: Callable[[int, list[Event]], list[Event]] | None = None) -> Iterator[Step]:
+        """The feedback-only time points up to ``until``, in time order."""
+        while self.pending and min(self.pending) <= until:
+            yield self.push(min(self.pending), [], order)
 
     def _graph(self, composite: Event) -> Detection:
         spec = next(r for r in self.program.rules if r.name == composite.type)
@@ -437,7 +464,7 @@ class ReferenceDotr:
 def run(program: Program, background: Sequence[Triple], strata: list, stream: Sequence[tuple[int, Sequence[Triple]]],
         order: Callable[[int, list[Event]], list[Event]] | None = None) -> list[Step]:
     ref = ReferenceDotr(program, background, strata)
-    return [ref.push(t, triples, order) for t, triples in stream]
+    return [step for t, triples in stream for step in ref.advance(t, triples, order)]
 
 
 # -- comparing outputs -----------------------------------------------------------------------
@@ -450,7 +477,7 @@ def _show(term: Term) -> str:
     if isinstance(term, ox.Literal):
         value = decode(term)
         if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-            return f"{value!r}^^{term.datatype.value}"
+            return f"{value.normalize() if isinstance(value, Decimal) else value!r}^^{term.datatype.value}"
     return str(term)
 
 

@@ -23,12 +23,45 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Hashable, Sequence
+from decimal import Decimal
 from typing import Any
 
 from chronolog.cep import AggValue, Attr, Between, Compare, Const, End, Event, Rule, Start, Within
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
         ">": operator.gt, ">=": operator.ge}
+
+
+def _rank(v: Any) -> int | None:
+    """XPath numeric type promotion: integer 0 < decimal 1 < double 2; None: not a number."""
+    return {int: 0, Decimal: 1, float: 2}.get(type(v))
+
+
+def numeric_add(a: Any, b: Any) -> Any:
+    """op:numeric-add: both operands promoted to the greater of their types."""
+    rank = max(_rank(a), _rank(b))
+    if rank == 2:
+        return float(a) + float(b)
+    if rank == 1:
+        return Decimal(a) + Decimal(b)
+    return a + b
+
+
+def numeric_divide(a: Any, b: Any) -> Any:
+    """op:numeric-divide: as add, except that integer / integer is a decimal."""
+    if max(_rank(a), _rank(b)) == 2:
+        return float(a) / float(b)
+    return Decimal(a) / Decimal(b)
+
+
+def sparql_sum(values: list) -> Any:
+    """SPARQL 1.1 Sum: 0 for no value, an error (None) when a value is not a number."""
+    total: Any = 0
+    for v in values:
+        if _rank(v) is None:
+            return None
+        total = numeric_add(total, v)
+    return total
 
 
 class ReferenceTesla:
@@ -138,11 +171,12 @@ class ReferenceTesla:
             return len(events)
         values = [self.decode(x.attrs[agg.attribute]) for _, x in events]
         if agg.func == "sum":
-            return sum(values)
+            return sparql_sum(values)
         if not values:
             return None
-        if agg.func == "avg":
-            return sum(values) / len(values)
+        if agg.func == "avg":  # SPARQL 1.1: Sum(M) / Count(M), with op:numeric-divide
+            total = sparql_sum(values)
+            return None if total is None else numeric_divide(total, len(values))
         return min(values) if agg.func == "min" else max(values)
 
     # -- terms -----------------------------------------------------------------------

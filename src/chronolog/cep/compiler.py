@@ -32,7 +32,7 @@ from chronolog.cep.errors import (
     UnknownEventTypeError,
 )
 from chronolog.cep.events import Event, EventType
-from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term
+from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term, numeric_avg, numeric_sum
 from chronolog.cep.policies import Consumption, Selection
 from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, Scope, Terminator, Within
 
@@ -104,6 +104,8 @@ class _Compiler:
             "Event": Event,
             "NEW": tuple.__new__,
             "DEC": decode,
+            "NSUM": numeric_sum,
+            "NAVG": numeric_avg,
         }
         self.constants: dict[tuple[type, Any], str] = {}
         self.lines: list[str] = []
@@ -590,9 +592,9 @@ class _Compiler:
         if func == "count":
             self.emit(f"{result} = len(vals{var})")
         elif func == "sum":
-            self.emit(f"{result} = sum(vals{var})")
+            self.emit(f"{result} = NSUM(vals{var})")
         elif func == "avg":
-            self.emit(f"{result} = sum(vals{var}) / len(vals{var}) if vals{var} else None")
+            self.emit(f"{result} = NAVG(vals{var})")
         else:
             self.emit(f"{result} = {func}(vals{var}) if vals{var} else None")
 

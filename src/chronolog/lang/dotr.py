@@ -70,6 +70,7 @@ class LoweredRule:
     template: Template
     aggregated: frozenset[str]  # outputs holding decoded aggregate values, not term ids
     fresh: tuple[str, ...]  # template variables that get a fresh IRI per firing
+    feedback: int | None = None  # FEEDBACK: outputs are input again this many time units later
 
 
 class Lowering:
@@ -180,7 +181,23 @@ class Lowering:
             aggregates=tuple(self._aggregates), where=tuple(rule_where), outputs=tuple(outputs),
             consuming=cep.consuming(*consumed) if consumed else cep.no_consumption(),
         )
-        return LoweredRule(rule.name, rule, template, frozenset(aggregated), fresh)
+        return LoweredRule(rule.name, rule, template, frozenset(aggregated), fresh, self.feedback(decl))
+
+    def feedback(self, decl: RuleDecl) -> int | None:
+        """FEEDBACK's delay in time units (one when not given); it must be positive: an
+        output at t is a consequence of what held at t, so it can only hold later."""
+        if decl.feedback is None:
+            return None
+        if decl.feedback.duration is None:
+            return 1
+        try:
+            delay = parse_duration(decl.feedback.duration)
+        except TimeFormatError as exc:
+            raise self.error(str(exc), decl.feedback.pos) from None
+        if delay <= 0:
+            raise self.error("a FEEDBACK delay must be positive: an output graph at t is input again only after t",
+                             decl.feedback.pos)
+        return delay
 
     def scope(self, scope: Scope) -> cep.Within | cep.Between:
         if scope.kind == "between":

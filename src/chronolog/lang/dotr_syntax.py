@@ -9,6 +9,7 @@
       WHERE Smoke.room = HighTemp.room
       WITH ?room = Smoke.room, ?max = MAX(HighTemp.val WITHIN 5 min FROM Smoke)
       CONSUMING HighTemp
+      FEEDBACK
 
 An EVENT names a SPARQL SELECT query whose solutions at each time point are events (its
 variables are the attributes). A RULE's FROM is a TESLA pattern: a terminator, then
@@ -17,7 +18,8 @@ variables are the attributes). A RULE's FROM is a TESLA pattern: a terminator, t
 WHERE holds comparisons of ``alias.attribute`` terms, constants and aggregates
 ``AVG|SUM|MIN|MAX|COUNT(Type.attribute [WITHIN d FROM alias | BETWEEN a AND b] [WHERE ...])``;
 WITH binds the DEFINE template's variables; template variables left unbound get a fresh IRI
-per firing. Comments start with ``#`` outside IRIs and strings.
+per firing. ``FEEDBACK [AFTER duration]`` makes the rule's output graphs input elements
+again, ``duration`` (default: one time unit) after their time. Comments start with ``#`` outside IRIs and strings.
 """
 from __future__ import annotations
 
@@ -114,6 +116,14 @@ class Binding:
     pos: int
 
 
+@dataclass(frozen=True)
+class Feedback:
+    """``FEEDBACK [AFTER duration]``: the rule's outputs are input again after a delay."""
+
+    duration: str | None  # None: one time unit
+    pos: int
+
+
 @dataclass
 class RuleDecl:
     name: str  # as written: an IRI, a prefixed name or a plain name
@@ -124,6 +134,7 @@ class RuleDecl:
     bindings: list[Binding] = field(default_factory=list)
     consuming: list[tuple[str, int]] = field(default_factory=list)
     pos: int = 0
+    feedback: Feedback | None = None
 
 
 @dataclass
@@ -154,7 +165,7 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_CLAUSES = {"DEFINE", "FROM", "WHERE", "WITH", "CONSUMING"}
+_CLAUSES = {"DEFINE", "FROM", "WHERE", "WITH", "CONSUMING", "FEEDBACK"}
 _AGGREGATES = {"AVG", "SUM", "MIN", "MAX", "COUNT"}
 _UNITS = {"ms", "s", "sec", "second", "seconds", "min", "minute", "minutes", "h", "hour", "hours", "d", "day", "days"}
 
@@ -273,7 +284,8 @@ class _Parser:
             if m.lastgroup != "ws":
                 self.toks.append(_Tok(m.lastgroup or "", m.group(), pos))
             pos = m.end()
-        self.toks.append(_Tok("eof", "", end))
+        last = self.toks[-1] if self.toks else None  # the end of a rule: just after its last token
+        self.toks.append(_Tok("eof", "", last.pos + len(last.text) if last else end))
         self.i = 0
 
     def peek(self, ahead: int = 0) -> _Tok:
@@ -353,8 +365,20 @@ class _Parser:
                     self.next()
                     tok = self.name("an alias to consume")
                     rule.consuming.append((tok.text, tok.pos))
+            elif self.at_word("FEEDBACK"):
+                tok = self.next()
+                if rule.feedback is not None:
+                    raise self.error("FEEDBACK is given twice in this rule", tok.pos)
+                duration = None
+                if self.at_word("AFTER"):
+                    self.next()
+                    duration = self.duration()
+                    unit = self.peek()
+                    if unit.kind == "word" and unit.text.upper() not in _CLAUSES and unit.text.upper() != "RULE":
+                        raise self.error(f"unknown time unit {unit.text!r} (known: ms, s, min, h, d)", unit.pos)
+                rule.feedback = Feedback(duration, tok.pos)
             else:
-                raise self._unexpected("WHERE, WITH, CONSUMING or the next RULE/EVENT")
+                raise self._unexpected("WHERE, WITH, CONSUMING, FEEDBACK or the next RULE/EVENT")
         return rule
 
     def pattern(self, rule: RuleDecl) -> None:

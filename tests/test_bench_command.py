@@ -1,0 +1,57 @@
+"""``chronolog bench NAME [...]`` (DESIGN.md section 3): runs benchmarks/bench_NAME.py."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronolog import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def chronolog(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "CHRONOLOG_BENCHMARKS"}
+    environ.update(PYTHONPATH=str(ROOT / "src"), **env)
+    return subprocess.run([sys.executable, "-m", "chronolog", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=environ)
+
+
+def test_bench_runs_a_benchmark_with_its_arguments() -> None:
+    done = chronolog("bench", "dotr", "--only", "fig6", "--lengths", "2", "--points", "200")
+    assert done.returncode == 0, done.stderr
+    assert "## Fig. 6: pattern length" in done.stdout
+    assert "| 2 | last |" in done.stdout and "| 2 | each |" in done.stdout
+
+
+def test_bench_passes_options_through() -> None:
+    done = chronolog("bench", "dotr", "--help")
+    assert done.returncode == 0 and "--only" in done.stdout and "bench_dotr.py" in done.stdout
+
+
+def test_bench_lists_the_benchmarks() -> None:
+    done = chronolog("bench")
+    assert done.returncode == 0, done.stderr
+    names = {line.split()[0] for line in done.stdout.splitlines()[1:]}
+    assert names == {p.stem[len("bench_"):] for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    assert "DOTR end to end" in done.stdout
+
+
+def test_unknown_benchmark_lists_them() -> None:
+    done = chronolog("bench", "nope")
+    assert done.returncode == 2
+    assert "no benchmark 'nope'" in done.stderr and "  dotr " in done.stderr
+
+
+def test_no_benchmarks_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    done = chronolog("bench", "dotr", CHRONOLOG_BENCHMARKS=str(tmp_path))
+    assert done.returncode == 2 and f"no benchmarks in {tmp_path}" in done.stderr
+    # installed without the source tree: no benchmarks/ next to the package nor here
+    monkeypatch.delenv("CHRONOLOG_BENCHMARKS", raising=False)
+    monkeypatch.setattr(cli, "__file__", str(tmp_path / "lib" / "site-packages" / "chronolog" / "cli.py"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["bench", "dotr"]) == 2
+    assert "no benchmarks in this installation" in capsys.readouterr().err
