@@ -270,3 +270,8 @@ def test_directory_source_takes_files_as_they_land(spark, tmp_path: Path) -> Non
                         until=lambda s: 20 in seen, stop_after=240)
     assert seen == [20]  # 40 is the newest time point: not complete while the stream goes on
     assert summary.batches >= 2
+
+
+def test_feedback_programs_are_refused_on_spark(capsys) -> None:
+    assert cli.main(["run", str(EXAMPLES / "building")]) == 2
+    assert "--runner inprocess" in capsys.readouterr().err

@@ -170,7 +170,7 @@ def run_spark_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from chronolog.engine import Engine
-    from chronolog.spark.pipeline import ProgramSpec
+    from chronolog.spark.pipeline import ProgramSpec, refuse_feedback
     from chronolog.spark.runner import run_spark
     from chronolog.spark.session import parse_conf
     from chronolog.spark.sinks import StreamFileSink, sink_for
@@ -180,6 +180,7 @@ def run_spark_command(args: argparse.Namespace) -> int:
 
     check_stream_path(args.stream)
     engine = Engine.from_file(args.program, background=args.background, rules=args.rules)  # errors, early
+    refuse_feedback(engine)
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
     if args.format:

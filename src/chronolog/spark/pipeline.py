@@ -61,6 +61,7 @@ class Worker:
     def __init__(self, spec: ProgramSpec) -> None:
         self.engine = engine = Engine(spec.text, filename=spec.filename, background=spec.background,
                                       rules=spec.rules)
+        refuse_feedback(engine)
         self.groups: list[RuleGroup] = partition_rules([r.rule for r in engine.rules.values()],
                                                       engine.attributes)
         self.routes: dict[str, list[tuple[int, int | None]]] = {}  # type -> (group, key position)
@@ -165,6 +166,15 @@ class Worker:
             return f"_:{term.value}" if isinstance(term, BlankNode) else str(term)
 
         return "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in graph.triples)
+
+
+def refuse_feedback(engine: Engine) -> None:
+    """FEEDBACK needs a rule's output back at the source, a cycle a streaming query cannot
+    have; such programs run in process."""
+    if engine.feedback_rules:
+        names = ", ".join(sorted(engine.feedback_rules))
+        raise ChronologError(f"rules with FEEDBACK ({names}) run with --runner inprocess only: on Spark their "
+                             "output graphs cannot go back into the input stream")
 
 
 _WORKERS: dict[ProgramSpec, Worker] = {}
