@@ -79,8 +79,13 @@ def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
             out.write(json.dumps({"time": time, "graph": ttl(triples)}) + "\n")
 
 
+def without_feedback(case) -> bool:
+    """FEEDBACK rules run in-process only (the Spark runner refuses them, as tested below)."""
+    return not any(rule.feedback for rule in case[0].rules)
+
+
 @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(cases())
+@given(cases().filter(without_feedback))
 def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
     program, background, strata, stream = case
     from reference.datalog import render as render_datalog
