@@ -322,6 +322,11 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
             return {"n": n, "t": release_bound(scanner, n, start["t"], final)}
 
         def partitions(self, start: dict, end: dict) -> list:
+            if self.scanner.count < end["n"]:
+                # A batch replayed from the offset log after a restart: Spark plans it
+                # without calling latestOffset first, so this reader has not read the
+                # stream yet (an empty batch here would lose its elements, and the state).
+                self.scanner.scan()
             return [RowsPartition(rows) for rows in batch_rows(self.scanner, start, end, self.partitions_wanted)]
 
         def read(self, partition) -> Iterator[tuple]:
