@@ -96,9 +96,19 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    settings = default_conf(local_dir())
+    submitted: set[str] = set()
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        # Under spark-submit (its JVM is already running): its --master and --conf settings
+        # win over chronolog's defaults, as a builder setting would override them.
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()  # connect to that JVM, whose properties SparkConf reads
+        submitted = {key for key, _ in SparkConf().getAll()}
+    settings = {key: value for key, value in default_conf(local_dir()).items() if key not in submitted}
     settings.update(conf or {})
-    builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
+    builder = SparkSession.builder.appName(app_name)
+    if master or "spark.master" not in submitted:
+        builder = builder.master(master or DEFAULT_MASTER)
     for key, value in settings.items():
         builder = builder.config(key, value)
     with _jvm_output_to(local_dir() / "spark.log"):
