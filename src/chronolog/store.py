@@ -25,7 +25,7 @@ EMPTY: tuple = ()
 class Relation:
     """A set of int tuples of one arity with lazily built, incrementally maintained indexes."""
 
-    __slots__ = ("name", "arity", "facts", "_indexes", "_keys")
+    __slots__ = ("name", "arity", "facts", "_indexes", "_keys", "_maintained")
 
     def __init__(self, name: str, arity: int) -> None:
         self.name = name
@@ -33,6 +33,7 @@ class Relation:
         self.facts: set[Fact] = set()
         self._indexes: dict[Mask, dict[object, list[Fact]]] = {}
         self._keys: dict[Mask, Callable[[Fact], object]] = {}
+        self._maintained: list[tuple[Callable[[Fact], object], dict[object, list[Fact]]]] = []
 
     def __len__(self) -> int:
         return len(self.facts)
@@ -49,14 +50,33 @@ class Relation:
         if fact in facts:
             return False
         facts.add(fact)
-        for mask, index in self._indexes.items():
-            key = self._keys[mask](fact)
-            bucket = index.get(key)
+        for key, index in self._maintained:
+            k = key(fact)
+            bucket = index.get(k)
             if bucket is None:
-                index[key] = [fact]
+                index[k] = [fact]
             else:
                 bucket.append(fact)
         return True
+
+    def update(self, facts: Iterable[Fact]) -> list[Fact]:
+        """Insert many facts; returns those that were new, in order (like ``add_all``,
+        maintaining each index in one pass)."""
+        known = self.facts
+        new = []
+        for fact in facts:
+            if fact not in known:
+                known.add(fact)
+                new.append(fact)
+        for key, index in self._maintained:
+            for fact in new:
+                k = key(fact)
+                bucket = index.get(k)
+                if bucket is None:
+                    index[k] = [fact]
+                else:
+                    bucket.append(fact)
+        return new
 
     def clear(self) -> None:
         """Drop every fact, keeping the index objects (bound lookups stay valid)."""
@@ -87,6 +107,7 @@ class Relation:
                     bucket.append(fact)
             self._indexes[mask] = index
             self._keys[mask] = key
+            self._maintained.append((key, index))
         return index
 
     def fanout(self, mask: Mask) -> float:
@@ -157,6 +178,12 @@ class Layers:
             return _never
         if len(sets) == 1:
             return sets[0].__contains__
+        if len(sets) == 2:
+            a, b = sets
+            return lambda fact: fact in a or fact in b
+        if len(sets) == 3:
+            a, b, c = sets
+            return lambda fact: fact in a or fact in b or fact in c
         return lambda fact: any(fact in s for s in sets)
 
     def scan(self, name: str) -> Iterable[Fact]:
@@ -167,7 +194,10 @@ class Layers:
         return sum(len(r) for r in self._relations(name))
 
     def fanout(self, name: str, mask: Mask) -> float:
-        return sum(r.fanout(mask) for r in self._relations(name))
+        relations = self._relations(name)
+        if relations and len(mask) == relations[0].arity:
+            return 1.0  # a membership test: the layers are disjoint, so at most one fact
+        return sum(r.fanout(mask) for r in relations)
 
     def count(self, name: str, mask: Mask, key: object) -> int:
         """How many facts of ``name`` have ``key`` at the ``mask`` positions."""
@@ -213,6 +243,23 @@ def _chained_get(indexes: list[dict[object, list[Fact]]]) -> Lookup:
             return chain(a, b)
 
         return get2
+
+    if len(indexes) == 3:  # background, derived background, overlay: the usual view at a time point
+        first, second, third = indexes
+
+        def get3(key: object, default: Sequence[Fact] = EMPTY) -> Sequence[Fact] | Iterable[Fact]:
+            a = first.get(key)
+            b = second.get(key)
+            c = third.get(key)
+            if b is None and c is None:
+                return default if a is None else a
+            if a is None and c is None:
+                return b  # type: ignore[return-value]
+            if a is None and b is None:
+                return c  # type: ignore[return-value]
+            return chain.from_iterable(x for x in (a, b, c) if x is not None)
+
+        return get3
 
     def get_n(key: object, default: Sequence[Fact] = EMPTY) -> Iterable[Fact]:
         found = [b for b in (ix.get(key) for ix in indexes) if b]
