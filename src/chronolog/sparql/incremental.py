@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Sequence
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, Var, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql import prepare
-from chronolog.sparql.evaluate import comparison, id_test
+from chronolog.sparql.evaluate import DEFAULT, Evaluator, comparison, id_test
 from chronolog.sparql.expressions import Context, compile_expr, ebv
 from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import V_NUMERIC, TermDictionary
@@ -69,12 +69,14 @@ class Registration:
     reason: str | None = None
 
 
-def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple] | None:
-    """(triples, pushable filters, post steps, projected vars) when ``q`` is a SELECT over a
-    BGP with FILTERs and BINDs, else None.
+def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple, bool] | None:
+    """(triples, pushable filters, post steps, projected vars, reads EXISTS) when ``q`` is a
+    SELECT over a BGP with FILTERs and BINDs, else None.
 
     Pushable filters read only variables of the BGP: they run inside (or right after) the
-    join. Post steps (BINDs, and filters reading BIND results) run per solution in order.
+    join. Post steps (BINDs, filters reading BIND results, and anything with [NOT] EXISTS)
+    run per solution in order. A query with EXISTS is only delta-driven when its BGP has no
+    solution over the background alone (see ``StandingQueries.register``).
     """
     if q.form != "SELECT" or q.dataset is not None:
         return None
@@ -84,7 +86,7 @@ def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple] | No
     steps: list[tuple] = []
     while isinstance(node, (A.Filter, A.Extend)):
         expr = node.expr
-        if expr.find(A.Exists, A.Aggregate) is not None:
+        if expr.find(A.Aggregate) is not None:
             return None
         steps.append(("filter", expr) if isinstance(node, A.Filter) else ("extend", node.var, expr))
         node = node.pattern
@@ -93,19 +95,23 @@ def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple] | No
     steps.reverse()  # innermost first: the evaluation order
     bgp_vars = node.pattern_vars()
     pushed, post = [], []
+    exists = False
     for step in steps:
-        if step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bgp_vars:
+        if step[-1].find(A.Exists) is not None:
+            exists = True
+            post.append(step)
+        elif step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bgp_vars:
             pushed.append(step[1])
         else:
             post.append(step)
-    return node.triples, pushed, post, q.vars
+    return node.triples, pushed, post, q.vars, exists
 
 
 class _Body:
     """One shared basic graph pattern: its delta plans and the queries that use it."""
 
     def __init__(self, triples: tuple, vars_: tuple, d: TermDictionary, view: Layers,
-                 stream_predicates: set[int] | None) -> None:
+                 stream_predicates: set[int] | None, background: Layers) -> None:
         enc = d.encode
         self.patterns = [tuple(a if isinstance(a, Var) else enc(a) for a in tr) for tr in triples]
         self.out_vars = vars_  # the solution tuple layout: all variables of the BGP, sorted
@@ -114,6 +120,12 @@ class _Body:
         self.unindexed: list[tuple] = []
         self.plans: list[tuple[int | None, Any]] = []  # (predicate or None, runnable)
         self.view = view
+        self.background = background
+        # anchors: patterns no background fact matches; every solution matches them with
+        # overlay facts, so one plan from any anchor finds all (new) solutions
+        self.anchors = [i for i, p in enumerate(self.patterns) if not _matches(background, p)]
+        self.anchored: list[tuple[Any, object, Any]] = []  # (overlay index on the constants, key, runnable)
+        self.route: int | None = None
         self.d = d
         self.filters: list = []  # the sole query's filters, compiled into the joins
         self._stream_predicates = stream_predicates
@@ -134,11 +146,37 @@ class _Body:
     def compile(self) -> None:
         view, n = self.view, len(self.patterns)
         self.plans = []
+        self.anchored = []
         self.background_only = True
 
         def estimate(p: Pattern, mask: tuple) -> float:
             return view.fanout(TRIPLE, mask)
 
+        stream = self._stream_predicates
+        if self.anchors and all(stream is None or isinstance(self.patterns[k][1], Var) or self.patterns[k][1] in stream
+                                for k in self.anchors):
+            # the BGP has no background solution: all its solutions are new, and each is found
+            # once by a plan that starts from an anchor's overlay facts (every other pattern
+            # reads background + overlay). At a time point, the anchor with the fewest overlay
+            # facts starts; an anchor with none means no solution at all.
+            overlay = view.layers[-1].triples
+            body0: list = [Pattern(TRIPLE, p) for p in self.patterns] + (self.filters or [])
+            for k in self.anchors:
+                pattern = self.patterns[k]
+                mask = tuple(j for j, a in enumerate(pattern) if not isinstance(a, Var))
+                key = pattern[mask[0]] if len(mask) == 1 else tuple(pattern[j] for j in mask)
+                try:
+                    steps = order(body0, estimate, first=k)
+                except PlanError:
+                    continue
+                run = CompiledJoin(steps, self.out_vars).bind(view)
+                self.anchored.append((overlay.index(mask) if mask else None, key, run))
+            if len(self.anchored) == len(self.anchors):
+                self.background_only = False
+                preds = [self.patterns[k][1] for k in self.anchors if not isinstance(self.patterns[k][1], Var)]
+                self.route = preds[0] if preds else None
+                return
+            self.anchored = []
         for i in range(n):
             pred = self.patterns[i][1]
             pred = None if isinstance(pred, Var) else pred
@@ -203,6 +241,16 @@ class _Body:
                     out.setdefault(name, []).append(tuple(None if p < 0 else r[p] for p in positions))
 
     def delta(self, by_pred: dict, all_facts: list) -> list[tuple]:
+        if self.anchored:
+            best = None
+            for index, key, run in self.anchored:
+                src = all_facts if index is None else index.get(key)
+                if not src:
+                    return []
+                if best is None or len(src) < len(best[0]):
+                    best = (src, run)
+            src, run = best  # type: ignore[misc]
+            return run(src)
         out: list[tuple] = []
         for pred, run in self.plans:
             src = all_facts if pred is None else by_pred.get(pred)
@@ -212,7 +260,18 @@ class _Body:
 
     def predicates(self) -> set[int | None]:
         """The predicates whose overlay facts start a plan (None: any predicate)."""
+        if self.anchored:
+            return {self.route}  # every anchor needs overlay facts: one anchor's predicate routes
         return {pred for pred, _ in self.plans}
+
+
+def _matches(view: Layers, pattern: tuple) -> bool:
+    """Whether some fact of ``view`` has ``pattern``'s constants (repeated variables ignored)."""
+    mask = tuple(j for j, a in enumerate(pattern) if not isinstance(a, Var))
+    if not mask:
+        return view.size(TRIPLE) > 0
+    key = pattern[mask[0]] if len(mask) == 1 else tuple(pattern[j] for j in mask)
+    return view.count(TRIPLE, mask, key) > 0
 
 
 class StandingQueries:
@@ -237,6 +296,7 @@ class StandingQueries:
         self._background_layers = tuple(layers)
         self._aliased = tuple(aliased)
         self._overlay = Database()
+        self._by_predicate = self._overlay.triples.index((1,))
         self._view = Layers(self._aliased + (self._overlay,))
         self._bg_view = Layers(self._background_layers)
         self.stream_predicates = None if stream_predicates is None else {dictionary.iri(p) for p in stream_predicates}
@@ -256,6 +316,10 @@ class StandingQueries:
         pq = prepare(text, self.d, base=base, filename=filename)
         self._prepared[name] = pq
         frag = _fragment(pq.query) if pq.query is not None and pq.engine == "chronolog" else None
+        if frag is not None and frag[4] and not self._no_background_solution(frag[0]):
+            # [NOT] EXISTS reads the overlay: a background solution may gain or lose the
+            # filter at a time point, so only a BGP without background solutions is delta-driven
+            frag = None
         bg_result = pq.execute(self._bg_view)
         if pq.form == "SELECT":
             enc = self.d.encode
@@ -275,15 +339,15 @@ class StandingQueries:
                 self._general.append((name, pq, Counter(bg_rows)))
             self.registrations[name] = reg
             return reg
-        triples, filters, post_steps, proj = frag
+        triples, filters, post_steps, proj, exists = frag
         all_vars = tuple(sorted({a for tr in triples for a in tr if isinstance(a, Var)}))
         key = (tuple(sorted(map(str, triples))), all_vars)
-        post = self._post(post_steps, all_vars, proj) if post_steps else None
+        post = self._post(post_steps, all_vars, proj, pq.query.base if exists else None, exists) if post_steps else None
         positions = tuple(all_vars.index(v) if v in all_vars else -1 for v in proj)
         own_key = key if self.share else (key, name)
         body = self._bodies.get(own_key)
         if body is None:
-            body = self._bodies[own_key] = _Body(triples, all_vars, self.d, self._view, self.stream_predicates)
+            body = self._bodies[own_key] = _Body(triples, all_vars, self.d, self._view, self.stream_predicates, self._bg_view)
         test = self._row_filter(filters, all_vars) if filters else None
         cmp = None
         if len(filters) == 1 and post is None:
@@ -320,9 +384,21 @@ class StandingQueries:
         vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
         return JFilter(vars_, id_test(expr, vars_, self.d))
 
-    def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple) -> Callable[[tuple], tuple | None]:
-        """BINDs and late FILTERs of one query, applied to a solution row, then projection."""
-        ctx = Context(self.d)
+    def _no_background_solution(self, triples: tuple) -> bool:
+        """Whether the BGP ``triples`` has no solution over the background alone."""
+        enc = self.d.encode
+        if any(not _matches(self._bg_view, tuple(a if isinstance(a, Var) else enc(a) for a in tr)) for tr in triples):
+            return True
+        ev = Evaluator(self.d)
+        return next(iter(ev.run(A.BGP(triples=tuple(triples)), self._bg_view)), None) is None
+
+    def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple, base: str | None = None,
+              exists: bool = False) -> Callable[[tuple], tuple | None]:
+        """BINDs and late FILTERs of one query, applied to a solution row, then projection.
+        [NOT] EXISTS is evaluated over this time point's background + overlay."""
+        ctx = Context(self.d, base)
+        if exists:
+            ctx.exists = self._exists(base)
         compiled = [(s[0], s[1] if s[0] == "extend" else None, compile_expr(s[-1], ctx)) for s in steps]
         enc = self.d.encode
 
@@ -339,6 +415,29 @@ class StandingQueries:
                     sol[var] = enc(v)
             return tuple(sol.get(v) for v in proj)
         return post
+
+    def _exists(self, base: str | None) -> Callable[[A.Pattern, dict], bool]:
+        """EXISTS over this time point's background + overlay (the general path's view): a
+        plain BGP runs as a compiled join bound once (the overlay's objects never change),
+        anything else through the evaluator."""
+        ev = Evaluator(self.d, base)
+        view = ev.view = Layers(self._background_layers + (self._overlay,))
+        bound: dict = {}
+
+        def exists(pattern: A.Pattern, sol: dict) -> bool:
+            node = pattern
+            while isinstance(node, A.Join) and isinstance(node.left, A.BGP) and not node.left.triples:
+                node = node.right
+            if not (isinstance(node, A.BGP) and node.triples):
+                return next(iter(ev.eval(pattern, DEFAULT, sol)), None) is not None
+            inputs = frozenset(v for v in node.pattern_vars() if v in sol)
+            hit = bound.get((id(node), inputs))
+            if hit is None:
+                join, ins, _ = ev.bgp_join(node, inputs, DEFAULT)
+                hit = bound[(id(node), inputs)] = (join.bind(view), ins)
+            run, ins = hit
+            return bool(run(None, *[sol[v] for v in ins]))
+        return exists
 
     def _row_filter(self, filters: list[A.Expr], all_vars: tuple) -> Callable[[tuple], bool]:
         tests = []
@@ -362,16 +461,8 @@ class StandingQueries:
         ov = self._overlay
         rel = ov.triples
         rel.clear()  # same Relation and index objects: the compiled plans stay bound
-        facts = []
-        by_pred: dict[int, list] = {}
-        for f in (overlay.triples if isinstance(overlay, Database) else overlay):
-            if rel.add(f):
-                facts.append(f)
-                group = by_pred.get(f[1])
-                if group is None:
-                    by_pred[f[1]] = [f]
-                else:
-                    group.append(f)
+        facts = rel.update(overlay.triples if isinstance(overlay, Database) else overlay)
+        by_pred: dict[int, list] = self._by_predicate  # the overlay's index on the predicate
         out: dict[str, list[tuple]] = {}
         if self._bodies:
             routed = self._by_pred
