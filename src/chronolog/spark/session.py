@@ -56,16 +56,38 @@ def local_dir() -> Path:
     return path
 
 
-def default_conf(scratch: Path) -> dict[str, str]:
+def local_cores(master: str) -> int | None:
+    """The cores a ``local``, ``local[N]`` or ``local[*]`` master runs on; None for a cluster.
+
+    >>> local_cores("local[2]"), local_cores("local"), local_cores("spark://host:7077")
+    (2, 1, None)
+    """
+    if master == "local":
+        return 1
+    if master.startswith("local[") and master.endswith("]"):
+        count = master[6:-1].split(",")[0]  # local[N, maxFailures]
+        if count == "*":
+            return os.cpu_count() or 1
+        return int(count) if count.isdigit() else None
+    return None
+
+
+def default_conf(scratch: Path, master: str = DEFAULT_MASTER) -> dict[str, str]:
     """chronolog's Spark settings; ``--conf`` overrides any of them."""
     log4j = scratch / "log4j2.properties"
     if not log4j.exists() or log4j.read_text() != _LOG4J2:
         log4j.write_text(_LOG4J2)
     java_log = f"-Dlog4j2.configurationFile=file:{log4j}"
     return {
-        # small data per batch: Spark's default of 200 shuffle partitions is pure overhead
-        "spark.sql.shuffle.partitions": "4",
+        # Small data per batch: Spark's default of 200 shuffle partitions is pure overhead.
+        # Each keyed partition of the temporal stage costs a Python runner and a state store
+        # commit per micro-batch, so in local mode one per core (benchmarks/RESULTS.md:
+        # 871 elements/s with 2 on local[2], 623 with 4, 553 with 8).
+        "spark.sql.shuffle.partitions": str(local_cores(master) or 4),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        # A commit writes the batch's changes, not a RocksDB checkpoint of the whole store
+        # (state commit 0.9-1.1 s to 0.4-0.5 s per batch over 4 partitions, measured)
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         # Adaptive execution runs every shuffle stage as a job of its own: on the closure's
         # many small joins that latency dominates (2x slower measured); streaming queries
         # never use it. Broadcasts are chosen by the closure from its own fact counts.
@@ -104,7 +126,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
 
         SparkContext._ensure_initialized()  # connect to that JVM, whose properties SparkConf reads
         submitted = {key for key, _ in SparkConf().getAll()}
-    settings = {key: value for key, value in default_conf(local_dir()).items() if key not in submitted}
+    settings = {key: value for key, value in default_conf(local_dir(), master or DEFAULT_MASTER).items() if key not in submitted}
     settings.update(conf or {})
     builder = SparkSession.builder.appName(app_name)
     if master or "spark.master" not in submitted:
