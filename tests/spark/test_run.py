@@ -73,6 +73,33 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
     assert canonical(got.read_bytes()) == want
 
 
+def test_stateless_rule_groups_detect_in_the_enrichment_stage() -> None:
+    """CityBench Q1's same-time rule (a bare terminator, keyed by an observation) keeps no
+    state: its detections leave the enrichment stage under the one pass-through key, while
+    the events of the two windowed rules go to their global key. The Spark run of Q1 above
+    checks that the output is unchanged."""
+    from chronolog.spark.pipeline import PASSTHROUGH_KEY, Worker
+    from chronolog.streams import read_stream
+
+    folder = EXAMPLES / "citybench" / "q1"
+    spec = ProgramSpec((folder / "q1.dotr").read_text(), str(folder / "q1.dotr"), (str(folder / "background.ttl"),), ())
+    worker = Worker(spec)
+    local = lambda names: tuple(name.rpartition("#")[2] for name in names)  # noqa: E731
+    assert sorted(zip(worker.stateless, (local(g.rules) for g in worker.groups))) == [
+        (False, ("pair_after_road1", "pair_after_road2")), (True, ("pair_same_time",))]
+    expected = inprocess_detections(spec, [(e.time, [tuple(worker.engine.dictionary.decode(x) for x in t)
+                                                       for t in e.triples])
+                                           for e in read_stream(folder / "stream.trig", worker.engine.dictionary)])
+    same_time = sum(n for (_, rule, _), n in expected.items() if rule.endswith("pair_same_time"))
+    assert same_time > 0
+    rows = [row for element in read_stream(folder / "stream.trig", worker.engine.dictionary)
+            for row in worker.event_rows(element.time, list(element.triples))]
+    graphs = [row for row in rows if row[5] == "graph"]
+    assert {row[0] for row in graphs} == {PASSTHROUGH_KEY}
+    assert {row[3] for row in graphs} == {"http://example.org/citybench#pair_same_time"} and len(graphs) == same_time
+    assert {row[0] for row in rows if row[5] == "event"} == {"0|"}  # the windowed rules' one global key
+
+
 def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
     with open(path, "w", encoding="utf-8") as out:
         for time, triples in stream:

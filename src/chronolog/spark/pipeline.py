@@ -3,7 +3,12 @@
 ``enrich`` (a ``mapInArrow`` function, stateless and parallel): each partition holds whole
 time points in time order (see :mod:`chronolog.spark.source`); per time point, parse the
 elements, reason, run the EVENT queries, and emit one row per event and rule group,
-keyed by the group's partition key (:mod:`chronolog.lang.keys`).
+keyed by the group's partition key (:mod:`chronolog.lang.keys`). A rule group that never
+looks back (every rule a bare terminator: no predicate, negation or aggregate) holds no
+state, so its detections are made here and pass through the keyed stage under
+``PASSTHROUGH_KEY``, like diagnostics: one key in place of one per event (CityBench Q1's
+same-time rule keyed by an observation made thousands of keys per batch, each a round
+trip to the state store).
 
 ``TemporalProcessor`` (``transformWithStateInPandas``, one instance per key): the key's
 temporal engine state lives in the state store between batches; events are pushed in
@@ -34,7 +39,7 @@ from chronolog.lang.keys import RuleGroup, partition_rules
 from chronolog.spark.encoding import parse_terms
 from chronolog.streams import jsonl_element, LineError
 
-DIAGNOSTICS_KEY = "!"
+PASSTHROUGH_KEY = "!"  # rows needing no state: diagnostics, detections of stateless groups
 EVENT_SCHEMA = pa.schema([
     ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()), ("type", pa.string()),
     ("attrs", pa.list_(pa.string())), ("kind", pa.string()), ("place", pa.string()),
@@ -85,13 +90,16 @@ class Worker:
         self.temporal: list[cep.TemporalEngine] = []
         self.horizons: list[int] = []
         self.empty: list[bytes] = []
+        self.stateless: list[bool] = []
         for group in self.groups:
             temporal = cep.TemporalEngine(decode=decode)
             for etype in group.types:
                 if etype not in engine.rules:
                     temporal.declare(etype, engine.attributes[etype])
-            for name in group.rules:
-                temporal.register(next(r.rule for r in engine.rules.values() if r.rule.name == name))
+            rules = [next(r.rule for r in engine.rules.values() if r.rule.name == name) for name in group.rules]
+            for rule in rules:
+                temporal.register(rule)
+            self.stateless.append(not any(r.predicates or r.negations or r.aggregates for r in rules))
             self.temporal.append(temporal)
             self.horizons.append(max(temporal.rules.horizons.values(), default=0))
             self.empty.append(temporal.snapshot())
@@ -112,10 +120,13 @@ class Worker:
                 for t in pyoxigraph.parse(payload, RdfFormat.N_TRIPLES)]
 
     def event_rows(self, time: int, triples: list[tuple[int, int, int]]) -> list[tuple]:
-        """(key, time, seq, type, attrs, kind, place) rows of one time point's events."""
+        """(key, time, seq, type, attrs, kind, place) rows of one time point's events, and of
+        the detections of stateless groups (``PASSTHROUGH_KEY``, type: the rule, attrs: the
+        graph and the key it was detected under)."""
         rows = []
         text = self._text
         attributes = self.engine.attributes
+        stateless: dict[tuple[int, str], list[tuple]] = {}
         for seq, event in enumerate(self.engine.events(time, triples)):
             routes = self.routes.get(event.type)
             if not routes:
@@ -123,7 +134,13 @@ class Worker:
             values = [None if event.attrs[a] is None else text(event.attrs[a]) for a in attributes[event.type]]
             for g, position in routes:
                 key = f"{g}|" if position is None else f"{g}|{values[position]}"
-                rows.append((key, time, seq, event.type, values, "event", None))
+                if self.stateless[g]:
+                    stateless.setdefault((g, key), []).append((time, seq, event.type, values))
+                else:
+                    rows.append((key, time, seq, event.type, values, "event", None))
+        for (g, key), events in stateless.items():  # a key's events of the time point at once
+            for t, kind, rule, graph, place, _, n in self.detect(g, key, None, events)[2]:
+                rows.append((PASSTHROUGH_KEY, t, n, rule, [graph, key], kind, place))
         return rows
 
     # -- temporal reasoning ----------------------------------------------------------
@@ -216,7 +233,7 @@ def enrich(spec: ProgramSpec):
                 rows = []
             first = group[0]
             if first["kind"] != "element":
-                rows.append((DIAGNOSTICS_KEY, first["time"], first["seq"], first["kind"],
+                rows.append((PASSTHROUGH_KEY, first["time"], first["seq"], first["kind"],
                              [first["payload"], first["syntax"]], first["kind"], first["place"]))
             else:
                 triples: dict[tuple[int, int, int], None] = {}
@@ -229,7 +246,7 @@ def enrich(spec: ProgramSpec):
                         message = f"{row['place']}: {error}"
                     else:
                         continue
-                    rows.append((DIAGNOSTICS_KEY, row["time"], row["seq"], "error", [message, "error"],
+                    rows.append((PASSTHROUGH_KEY, row["time"], row["seq"], "error", [message, "error"],
                                  "error", row["place"]))
                 rows.extend(worker.event_rows(first["time"], list(triples)))
         if rows:
@@ -265,11 +282,13 @@ def processor_class():  # -> the StatefulProcessor subclass (pyspark imported on
         def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
             key = key[0]
             frames = list(rows)
-            if key == DIAGNOSTICS_KEY:
+            if key == PASSTHROUGH_KEY:
                 for frame in frames:
+                    graphs = frame["kind"] == "graph"
                     yield pd.DataFrame({
-                        "time": frame["time"], "kind": frame["kind"], "rule": "",
-                        "graph": [a[0] for a in frame["attrs"]], "place": frame["place"], "key": key,
+                        "time": frame["time"], "kind": frame["kind"], "rule": frame["type"].where(graphs, ""),
+                        "graph": [a[0] for a in frame["attrs"]], "place": frame["place"],
+                        "key": [a[1] if g else key for a, g in zip(frame["attrs"], graphs)],
                         "n": frame["seq"]}, columns=columns)
                 return
             worker = worker_for(self.spec)
