@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "citybench"
+KEYED = 2  # keyed (shuffle) partitions unless a run says otherwise: chronolog's default on local[2]
 PHASES = ("latestOffset", "walCommit", "getBatch", "queryPlanning", "addBatch", "commitOffsets", "triggerExecution")
 
 
@@ -264,7 +265,7 @@ def child_main(plan_path: str, result_path: str) -> None:
 
         if run.get("stop_when_done"):
             threading.Thread(target=watcher, daemon=True).start()
-        conf = {"spark.sql.shuffle.partitions": str(run.get("shuffle", 4))}
+        conf = {"spark.sql.shuffle.partitions": str(run.get("shuffle", KEYED))}
         load0 = os.getloadavg()[0]
         wall0, cpu0 = time.time(), tree_cpu()
         error = None
@@ -501,16 +502,16 @@ def main() -> None:
             for p in partitions:
                 if p != 2 or "throughput" not in only:
                     runs2.append(spark_run(f"scaling partitions {p}", scale_w, scale_len, kind="scaling",
-                                           mpb=scale_mpb, partitions=p, shuffle=4))
+                                           mpb=scale_mpb, partitions=p, shuffle=KEYED))
             for s in shuffles:
-                if s != 4:
+                if s != KEYED:
                     runs2.append(spark_run(f"scaling shuffle {s}", scale_w, scale_len, kind="scaling",
                                            mpb=scale_mpb, partitions=2, shuffle=s))
         results = {"local[2]": run_child("local[2]", runs2, tmp, 3600)}
         if "scaling" in only and scale_w in names:
             runs1 = [spark_run(f"warm-up {scale_w}", scale_w, warm_len, kind="warmup"),
                      spark_run(f"local[1] {scale_w} mpb {scale_mpb}", scale_w, scale_len, kind="scaling",
-                               mpb=scale_mpb, shuffle=4)]
+                               mpb=scale_mpb, shuffle=KEYED)]
             results["local[1]"] = run_child("local[1]", runs1, tmp, 1800)
         if args.json:
             Path(args.json).write_text(json.dumps({"results": results, "inprocess": {
@@ -615,9 +616,9 @@ def report(results: dict, inproc: dict, workloads: dict, only: set, scale_w: str
             run = r["run"]
             master = "local[1]" if r in one else "local[2]"
             p = run.get("partitions") or ("default: 1" if r in one else "default: 2")
-            return f"{master}, partitions {p}, shuffle {run.get('shuffle', 4)}"
+            return f"{master}, partitions {p}, shuffle {run.get('shuffle', KEYED)}"
 
-        rows = sorted(base + scal, key=lambda r: (r["run"].get("partitions") or 2, r["run"].get("shuffle", 4))) + one
+        rows = sorted(base + scal, key=lambda r: (r["run"].get("partitions") or 2, r["run"].get("shuffle", KEYED))) + one
         table("scaling", rows, label)
         phases(rows, label)
 
