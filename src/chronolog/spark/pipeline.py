@@ -17,13 +17,13 @@ An event-time timer clears a key's state once the watermark is past everything i
 can still reach, so state is bounded by the rules, not by the stream.
 
 Terms cross processes as N-Triples text; every Python worker builds the program once
-(:func:`worker_for`) with a term dictionary of its own, and the background closure with
-it: once per worker process, not per batch.
+(:func:`worker_for`) with a term dictionary of its own, and the enrichment stage's workers
+the background closure with it: once per worker process, not per batch.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterator
 
@@ -271,7 +271,8 @@ def processor_class():  # -> the StatefulProcessor subclass (pyspark imported on
         """One key's temporal reasoning (see the module docstring)."""
 
         def __init__(self, spec: ProgramSpec) -> None:
-            self.spec = spec
+            # this stage never reasons: its workers need not build the background closure
+            self.spec = replace(spec, background=(), rules=())
 
         def init(self, handle) -> None:
             self.handle = handle
