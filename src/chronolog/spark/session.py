@@ -81,8 +81,8 @@ def default_conf(scratch: Path, master: str = DEFAULT_MASTER) -> dict[str, str]:
     return {
         # Small data per batch: Spark's default of 200 shuffle partitions is pure overhead.
         # Each keyed partition of the temporal stage costs a Python runner and a state store
-        # commit per micro-batch, so in local mode one per core (benchmarks/RESULTS.md:
-        # 871 elements/s with 2 on local[2], 623 with 4, 553 with 8).
+        # commit per micro-batch, so in local mode one per core (benchmarks/RESULTS.md: on
+        # local[2], 1 to 4 partitions within noise of each other, 8 the slowest every run).
         "spark.sql.shuffle.partitions": str(local_cores(master) or 4),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         # A commit writes the batch's changes, not a RocksDB checkpoint of the whole store
