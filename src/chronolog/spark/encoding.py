@@ -50,6 +50,14 @@ def parse_terms(texts: Sequence[str]) -> list[Term]:
     return terms
 
 
+def parse_ntriples(text: str, dictionary: TermDictionary) -> list[tuple[int, int, int]]:
+    """The encoded triples of a graph shipped as N-Triples text. Blank node labels keep
+    their identity: whoever wrote the text made them unique where they must be."""
+    encode = dictionary.encode
+    return [(encode(t.subject), encode(t.predicate), encode(t.object))
+            for t in pyoxigraph.parse(text, RdfFormat.N_TRIPLES)]
+
+
 def new_term_id(text: str) -> int:
     """The id an executor gives a term the driver's dictionary lacks: negative, and the
     same in every process (a hash of its N-Triples text), so joins and equality on it

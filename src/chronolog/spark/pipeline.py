@@ -28,15 +28,14 @@ from functools import lru_cache
 from typing import Iterator
 
 import pyarrow as pa
-import pyoxigraph
-from pyoxigraph import BlankNode, RdfFormat
+from pyoxigraph import BlankNode
 
 from chronolog import cep
 from chronolog.engine import Engine, OutputGraph
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.lang.dotr import value_decoder
 from chronolog.lang.keys import RuleGroup, partition_rules
-from chronolog.spark.encoding import parse_terms
+from chronolog.spark.encoding import parse_ntriples, parse_terms
 from chronolog.streams import jsonl_element, LineError
 
 PASSTHROUGH_KEY = "!"  # rows needing no state: diagnostics, detections of stateless groups
@@ -115,9 +114,7 @@ class Worker:
             except LineError as error:
                 file, _, line = place.rpartition(":")
                 raise ChronologSyntaxError(error.message, file, int(line), error.col, payload) from None
-        encode = dictionary.encode
-        return [(encode(t.subject), encode(t.predicate), encode(t.object))
-                for t in pyoxigraph.parse(payload, RdfFormat.N_TRIPLES)]
+        return parse_ntriples(payload, dictionary)
 
     def event_rows(self, time: int, triples: list[tuple[int, int, int]]) -> list[tuple]:
         """(key, time, seq, type, attrs, kind, place) rows of one time point's events, and of

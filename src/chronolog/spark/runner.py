@@ -23,6 +23,7 @@ from typing import Callable, Iterator, Mapping
 
 from chronolog.errors import ChronologError
 from chronolog.progress import Progress
+from chronolog.spark.encoding import parse_ntriples
 from chronolog.spark.pipeline import EVENT_DDL, OUTPUT_DDL, ProgramSpec, enrich, processor_class
 from chronolog.spark.sinks import Detection, Diagnostic, Sink, StreamFileSink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
@@ -84,15 +85,9 @@ class _BatchHandler:
 
 def _late_element(d: Diagnostic, dictionary: TermDictionary) -> StreamElement:
     """A late element back as an element, from the payload the source shipped."""
-    import pyoxigraph
-    from pyoxigraph import RdfFormat
-
     if d.payload.lstrip().startswith("{"):
         return jsonl_element(d.payload, dictionary, None, 1)
-    encode = dictionary.encode
-    triples = [(encode(t.subject), encode(t.predicate), encode(t.object))
-               for t in pyoxigraph.parse(d.payload, RdfFormat.N_TRIPLES)]
-    return StreamElement(d.time or 0, tuple(triples))
+    return StreamElement(d.time or 0, tuple(parse_ntriples(d.payload, dictionary)))
 
 
 def build_query(spark, spec: ProgramSpec, stream: str, options: Mapping[str, str], lateness: int):

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, NamedTuple, Sequence
 
-import pyoxigraph
-from pyoxigraph import BlankNode, RdfFormat
-
+from chronolog.spark.encoding import parse_ntriples
 from chronolog.streams import StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
 
@@ -49,16 +47,7 @@ class Diagnostic:
 def elements(graphs: Sequence[tuple[int, str]], dictionary: TermDictionary) -> list[StreamElement]:
     """(time, N-Triples text) pairs as stream elements; blank node labels are kept (the
     pipeline made them unique per firing)."""
-    encode = dictionary.encode
-    out = []
-    for time, text in graphs:
-        triples = []
-        for t in pyoxigraph.parse(text, RdfFormat.N_TRIPLES):
-            s, o = t.subject, t.object
-            triples.append((encode(BlankNode(s.value) if isinstance(s, BlankNode) else s), encode(t.predicate),
-                            encode(BlankNode(o.value) if isinstance(o, BlankNode) else o)))
-        out.append(StreamElement(time, tuple(dict.fromkeys(triples))))
-    return out
+    return [StreamElement(time, tuple(dict.fromkeys(parse_ntriples(text, dictionary)))) for time, text in graphs]
 
 
 class Sink(ABC):
