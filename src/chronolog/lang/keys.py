@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from chronolog.cep.expressions import Attr, Compare
 from chronolog.cep.rules import Rule
 
-Node = tuple[str, str]  # (alias, attribute); the alias "=>" stands for the rule's outputs
-_OUT = "=>"
+_OUT = "=>"  # the alias of a rule's outputs in its (alias, attribute) nodes
 
 
 @dataclass(frozen=True)
@@ -49,23 +48,26 @@ class RuleGroup:
         return "key " + ", ".join(f"{t}.{a}" for t, a in self.key.items())
 
 
-class _Classes:
-    """Union-find over one rule's (alias, attribute) nodes, joined by its ``==`` parameters."""
+class _UnionFind:
+    """Equivalence classes of hashable items (attribute nodes of a rule; event types)."""
 
     def __init__(self) -> None:
-        self.parent: dict[Node, Node] = {}
+        self.parent: dict = {}
 
-    def find(self, node: Node) -> Node:
-        parent = self.parent.setdefault(node, node)
-        if parent != node:
-            parent = self.parent[node] = self.find(parent)
+    def find(self, item):
+        parent = self.parent.setdefault(item, item)
+        if parent != item:
+            parent = self.parent[item] = self.find(parent)
         return parent
 
-    def union(self, a: Node, b: Node) -> None:
+    def union(self, a, b) -> None:
         self.parent[self.find(a)] = self.find(b)
 
 
-def _rule_classes(rule: Rule) -> tuple[_Classes, dict[str, str]]:
+Analysis = tuple[_UnionFind, dict[str, str]]  # a rule's parameter classes, alias -> event type
+
+
+def _rule_classes(rule: Rule) -> Analysis:
     """The equality classes of a rule's qualifying parameters, and alias -> event type."""
     types = {rule.terminator.alias: rule.terminator.type}
     conditions: list[Compare] = list(rule.terminator.where)
@@ -75,7 +77,7 @@ def _rule_classes(rule: Rule) -> tuple[_Classes, dict[str, str]]:
     for agg in rule.aggregates:
         types[agg.name] = agg.type
         conditions.extend(agg.where)
-    classes = _Classes()
+    classes = _UnionFind()
     for cond in conditions:
         if cond.op == "==" and isinstance(cond.left, Attr) and isinstance(cond.right, Attr):
             classes.union((cond.left.alias, cond.left.name), (cond.right.alias, cond.right.name))
@@ -85,40 +87,28 @@ def _rule_classes(rule: Rule) -> tuple[_Classes, dict[str, str]]:
     return classes, types
 
 
-def _groups(rules: Sequence[Rule]) -> list[list[Rule]]:
+def _groups(analysed: dict[Rule, Analysis]) -> list[list[Rule]]:
     """Rules joined when they share an event type, in registration order."""
-    owner: dict[str, int] = {}
-    parent = list(range(len(rules)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, rule in enumerate(rules):
-        _, types = _rule_classes(rule)
-        for t in (*types.values(), rule.emits):
-            if t in owner:
-                parent[find(i)] = find(owner[t])
-            else:
-                owner[t] = i
-    groups: dict[int, list[Rule]] = {}
-    for i, rule in enumerate(rules):
-        groups.setdefault(find(i), []).append(rule)
+    linked = _UnionFind()
+    for rule, (_, types) in analysed.items():
+        for etype in types.values():
+            linked.union(etype, rule.emits)
+    groups: dict[str, list[Rule]] = {}
+    for rule in analysed:
+        groups.setdefault(linked.find(rule.emits), []).append(rule)
     return list(groups.values())
 
 
-def _propagate(rules: list[Rule], attributes: Mapping[str, Sequence[str]],
+def _propagate(rules: list[Rule], analysed: dict[Rule, Analysis], attributes: Mapping[str, Sequence[str]],
                seed: tuple[str, str]) -> dict[str, str] | None:
     """The key that follows from keying ``seed``'s type by its attribute, or None."""
-    read = {t for rule in rules for t in _rule_classes(rule)[1].values()}
+    read = {t for rule in rules for t in analysed[rule][1].values()}
     key = dict([seed])
-    analysed = [(rule, *_rule_classes(rule)) for rule in rules]
     changed = True
     while changed:
         changed = False
-        for rule, classes, types in analysed:
+        for rule in rules:
+            classes, types = analysed[rule]
             anchor = next(((a, key[t]) for a, t in types.items() if t in key), None)
             if anchor is None:
                 continue
@@ -146,16 +136,17 @@ def _propagate(rules: list[Rule], attributes: Mapping[str, Sequence[str]],
 def partition_rules(rules: Sequence[Rule], attributes: Mapping[str, Sequence[str]]) -> list[RuleGroup]:
     """The rule groups of a program and their keys (``attributes``: every event type's,
     composite types included)."""
+    analysed = {rule: _rule_classes(rule) for rule in rules}
     out = []
-    for group in _groups(rules):
+    for group in _groups(analysed):
         types: dict[str, None] = {}
         for rule in group:
-            types.update(dict.fromkeys(_rule_classes(rule)[1].values()))
+            types.update(dict.fromkeys(analysed[rule][1].values()))
             types[rule.emits] = None
         found = None
         first = group[0].terminator.type
         for attribute in attributes[first]:
-            found = _propagate(group, attributes, (first, attribute))
+            found = _propagate(group, analysed, attributes, (first, attribute))
             if found is not None:
                 break
         out.append(RuleGroup(tuple(r.name for r in group), tuple(types), found))
