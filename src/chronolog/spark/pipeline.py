@@ -28,7 +28,6 @@ from functools import lru_cache
 from typing import Iterator
 
 import pyarrow as pa
-from pyoxigraph import BlankNode
 
 from chronolog import cep
 from chronolog.engine import Engine, OutputGraph
@@ -173,13 +172,8 @@ class Worker:
         return self.engine.graph(composite._replace(attrs=attrs), firing)
 
     def ntriples(self, graph: OutputGraph) -> str:
-        decode = self.engine.dictionary.decode
-
-        def text(tid: int) -> str:
-            term = decode(tid)
-            return f"_:{term.value}" if isinstance(term, BlankNode) else str(term)
-
-        return "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in graph.triples)
+        decode = self.engine.dictionary.decode  # a term's str() is its N-Triples text
+        return "".join(f"{decode(s)} {decode(p)} {decode(o)} .\n" for s, p, o in graph.triples)
 
 
 def refuse_feedback(engine: Engine) -> None:
