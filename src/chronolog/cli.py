@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -65,7 +66,6 @@ def _example_dir(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import os
     import time
 
     from chronolog.engine import Engine
@@ -115,23 +115,16 @@ def _check(args: argparse.Namespace) -> int:
     for group in partition_rules([r.rule for r in engine.rules.values()], engine.attributes):
         names = ", ".join(engine.rules[t].rule.emits for t in group.types if t in engine.rules)
         print(f"  rules {names}: {group.describe()}")
-    _describe_feedback(engine)
-    return 0
-
-
-def _describe_feedback(engine: object) -> None:
-    """``chronolog check``: one line per FEEDBACK rule, with its delay."""
-    for rule, delay in engine.feedback_rules.items():  # type: ignore[attr-defined]
+    for rule, delay in engine.feedback_rules.items():
         unit = "time unit" if delay == 1 else "time units"
         print(f"  feedback: the output graphs of {rule} are input again {delay:,} {unit} later")
+    return 0
 
 
 def _benchmarks_folder() -> Path | None:
     """The benchmarks: ``$CHRONOLOG_BENCHMARKS`` when set, else the benchmarks/ folder of
     the source tree this chronolog runs from (next to ``src/``), else ``./benchmarks``;
     None when none of them holds a bench_*.py (an installed chronolog has no benchmarks)."""
-    import os
-
     if os.environ.get("CHRONOLOG_BENCHMARKS"):
         candidates = [Path(os.environ["CHRONOLOG_BENCHMARKS"])]
     else:
@@ -142,8 +135,8 @@ def _benchmarks_folder() -> Path | None:
 def _bench(args: argparse.Namespace) -> int:
     """``chronolog bench NAME [ARGS...]``: run benchmarks/bench_NAME.py with ARGS."""
     import ast
-    import os
     import subprocess
+
     folder = _benchmarks_folder()
     if folder is None:
         where = os.environ.get("CHRONOLOG_BENCHMARKS") or "this installation"
