@@ -1,1 +1,3 @@
-"""Front ends: each language has its own parse tree with source positions, lowered to the core."""
+"""Front ends: each language is a package here with its own parse tree (source positions),
+lowered onto the core and compiled to a program of the program contract; the registry
+(:mod:`chronolog.lang.registry`) finds them."""

@@ -1,0 +1,206 @@
+"""The program contract (DESIGN.md section 2): what every compiled program offers the
+in-process host (:class:`chronolog.engine.Engine`) and the Spark runner, so that a new
+language touches neither of them.
+
+A program is driven one time point at a time: ``push(time, inputs)`` gives it, per named
+stream, the elements of that time point (``""`` names the unnamed stream of a program
+that reads one), and returns its outputs in time order; ``flush()`` ends the stream.
+``snapshot()`` and ``restore()`` move its whole state as bytes that do not depend on how
+its dictionary numbered the terms (terms as text), so state taken in one process can be
+restored in another.
+
+For Spark a program also says how its work splits (:class:`Plan`): a stateless stage
+that may run ahead in parallel per time point (``prepare``), whose records go, by key,
+to keyed state (``process``); a key's state is bytes in Spark's state store between
+micro-batches. :class:`GlobalPlan` is the split of a program that does not offer one:
+nothing ahead, the whole program under one key.
+"""
+from __future__ import annotations
+
+import pickle
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Mapping, NamedTuple, Sequence
+
+from chronolog.errors import ChronologError
+from chronolog.formats import encode_text
+from chronolog.program.outputs import Output, graph_text
+from chronolog.terms import TermDictionary
+
+RDF, ATOMS_IN = "rdf", "atoms"
+UNNAMED = ""  # the stream of a program that reads one stream, given without a name
+
+Element = tuple  # an element's content: encoded triples (RDF) or atom texts (LARS)
+Inputs = Mapping[str, Sequence[Element]]  # stream name -> the elements of one time point
+
+
+@dataclass(frozen=True)
+class Options:
+    """Run options that shape a compiled program (DESIGN.md section 3); a language takes
+    those that apply to it and refuses the others (``Language.options``)."""
+
+    background: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    time_unit: str = "ms"
+    policy: str | None = None
+    maintenance: str | None = None
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    """Everything needed to compile a program again in another process: picklable and
+    hashable, so a Spark worker compiles each spec once."""
+
+    language: str
+    text: str
+    filename: str | None = None
+    options: Options = field(default_factory=Options)
+
+
+@dataclass
+class ProgramWarning:
+    """A problem found while compiling that does not stop the program (``chronolog check``)."""
+
+    filename: str | None
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.filename or '<program>'}:{self.line}:{self.column}: warning: {self.message}"
+
+
+class Record(NamedTuple):
+    """What the stateless stage hands to keyed state: bytes the program made, with the
+    time point they belong to and their order within it."""
+
+    key: str
+    time: int
+    seq: int
+    payload: bytes
+
+
+class Prepared(NamedTuple):
+    """The stateless stage's result for one time point."""
+
+    records: list[Record]
+    outputs: list[Output]  # outputs that need no state (they skip the keyed stage)
+
+
+class Processed(NamedTuple):
+    """A key's new state (None: nothing to keep), its outputs, and until when the state
+    may still matter (None: for as long as the stream runs)."""
+
+    state: bytes | None
+    outputs: list[Output]
+    expires: int | None
+
+
+class Program(ABC):
+    """A compiled program of some language (see the module docstring)."""
+
+    output_kind: str  # chronolog.program.outputs: GRAPHS, SOLUTIONS or ATOMS
+    input_kind: str = RDF  # RDF (encoded triples) or ATOMS_IN (atom texts)
+    dictionary: TermDictionary
+    warnings: list[ProgramWarning]
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        """The names of the streams the program reads; () for one unnamed stream."""
+        return ()
+
+    @abstractmethod
+    def push(self, time: int, inputs: Inputs) -> list[Output]:
+        """Process one time point (later than every time pushed before); outputs in time order."""
+
+    def flush(self) -> list[Output]:
+        """The end of the stream: what is still pending (windows to close, feedback)."""
+        return []
+
+    @abstractmethod
+    def snapshot(self) -> bytes:
+        """The whole state, independent of term numbering."""
+
+    @abstractmethod
+    def restore(self, data: bytes) -> None:
+        """Replace the state with a snapshot of a program compiled from the same spec."""
+
+    def describe(self) -> list[str]:
+        """Lines for ``chronolog check`` after the ok line (groups, keys, feedback)."""
+        return []
+
+    def plan(self) -> "Plan":
+        """How the program's work splits on Spark."""
+        return GlobalPlan(self)
+
+    def report(self) -> str | None:
+        """Per-phase counters for ``--stats``, when the program keeps them."""
+        return None
+
+
+class Plan(ABC):
+    """The Spark split of a program (see the module docstring)."""
+
+    @abstractmethod
+    def prepare(self, time: int, inputs: Inputs) -> Prepared:
+        """The stateless, parallel work of one time point."""
+
+    @abstractmethod
+    def process(self, key: str, state: bytes | None, records: Sequence[Record]) -> Processed:
+        """Apply one key's records of a micro-batch (sorted by time, then seq) to its state."""
+
+    def finish(self, key: str, state: bytes) -> list[Output]:
+        """The end of the stream for one key."""
+        return []
+
+
+GLOBAL_KEY = "*"
+
+
+def element_text(element: Element, input_kind: str, dictionary: TermDictionary) -> object:
+    """An element as plain data that any process can read back (:func:`element_from_text`):
+    atom texts, or a graph as N-Triples."""
+    if input_kind == ATOMS_IN:
+        return tuple(element)
+    return graph_text(element, dictionary)
+
+
+def element_from_text(data: object, input_kind: str, dictionary: TermDictionary) -> Element:
+    """The element :func:`element_text` wrote, in this process's dictionary."""
+    if input_kind == ATOMS_IN:
+        return tuple(data)  # type: ignore[arg-type]
+    return tuple(encode_text(data, dictionary, format="nt"))  # type: ignore[arg-type]
+
+
+class GlobalPlan(Plan):
+    """One key holds the whole program: its state is the program's snapshot, and each
+    time point's inputs are shipped to it as text."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.initial = program.snapshot()  # before any input: the state of a new key
+
+    def prepare(self, time: int, inputs: Inputs) -> Prepared:
+        kind, dictionary = self.program.input_kind, self.program.dictionary
+        shipped = {name: [element_text(e, kind, dictionary) for e in elements] for name, elements in inputs.items()}
+        return Prepared([Record(GLOBAL_KEY, time, 0, pickle.dumps(shipped, protocol=5))], [])
+
+    def process(self, key: str, state: bytes | None, records: Sequence[Record]) -> Processed:
+        program = self.program
+        program.restore(self.initial if state is None else state)
+        kind, dictionary = program.input_kind, program.dictionary
+        outputs: list[Output] = []
+        for record in records:
+            shipped = pickle.loads(record.payload)
+            inputs = {name: [element_from_text(e, kind, dictionary) for e in elements]
+                      for name, elements in shipped.items()}
+            outputs.extend(program.push(record.time, inputs))
+        return Processed(program.snapshot(), outputs, None)
+
+    def finish(self, key: str, state: bytes) -> list[Output]:
+        self.program.restore(state)
+        return self.program.flush()
+
+
+class UnknownStreamError(ChronologError):
+    """Input for a stream the program does not read."""

@@ -1,0 +1,97 @@
+"""What a program outputs, by kind (DESIGN.md section 3).
+
+Every language's program returns outputs of one kind, in time order:
+
+- ``GRAPHS``: :class:`GraphOutput`, an RDF graph with a time (DOTR DEFINE, CONSTRUCT,
+  C-SPARQL's REGISTER STREAM), written as a TriG or JSON Lines stream;
+- ``SOLUTIONS``: :class:`SolutionsOutput`, the SELECT solutions of one evaluation time
+  (an event solution has an interval), written as JSON Lines
+  ``{"time": T, "solutions": [{"x": "<http://ex/a>", "@start": 1, "@end": 3}]}``;
+- ``ATOMS``: :class:`AtomsOutput`, the atoms holding at one time (LARS), written as
+  ``{"time": T, "atoms": ["p(a,b)", "q"]}``.
+
+Terms are ids of the program's :class:`~chronolog.terms.TermDictionary`; :func:`record`
+turns an output into its text form, the one written to files and shipped between Spark
+processes (whose dictionaries differ).
+"""
+from __future__ import annotations
+
+import json
+from typing import Mapping, NamedTuple, Union
+
+from chronolog.terms import TermDictionary
+
+GRAPHS, SOLUTIONS, ATOMS = "graphs", "solutions", "atoms"
+OUTPUT_KINDS = (GRAPHS, SOLUTIONS, ATOMS)
+
+Triple = tuple[int, int, int]
+
+
+class GraphOutput(NamedTuple):
+    """An RDF graph a rule or query built, at the time it was built."""
+
+    time: int
+    rule: str  # the rule or query that built it
+    triples: tuple[Triple, ...]
+
+
+class Solution(NamedTuple):
+    """One solution: variable -> term id (unbound variables absent), and the interval of an
+    event solution (both None for a plain one)."""
+
+    bindings: Mapping[str, int]
+    start: int | None = None
+    end: int | None = None
+
+
+class SolutionsOutput(NamedTuple):
+    """The solutions of one query at one evaluation time (never empty)."""
+
+    time: int
+    query: str
+    solutions: tuple[Solution, ...]
+
+
+class AtomsOutput(NamedTuple):
+    """The atoms that hold at one time point, as text (``p(a,b)``, ``q``)."""
+
+    time: int
+    atoms: tuple[str, ...]
+
+
+Output = Union[GraphOutput, SolutionsOutput, AtomsOutput]
+
+
+def kind_of(output: Output) -> str:
+    """The output kind of one output."""
+    if isinstance(output, GraphOutput):
+        return GRAPHS
+    if isinstance(output, SolutionsOutput):
+        return SOLUTIONS
+    return ATOMS
+
+
+def graph_text(triples: tuple[Triple, ...], dictionary: TermDictionary) -> str:
+    """A graph as N-Triples (a term's str() is its N-Triples form)."""
+    decode = dictionary.decode
+    return "".join(f"{decode(s)} {decode(p)} {decode(o)} .\n" for s, p, o in triples)
+
+
+def solution_record(solution: Solution, dictionary: TermDictionary) -> dict[str, object]:
+    """A solution as the JSON object of the solution stream format."""
+    decode = dictionary.decode
+    record: dict[str, object] = {name: str(decode(tid)) for name, tid in solution.bindings.items() if tid is not None}
+    if solution.start is not None:
+        record["@start"] = solution.start
+        record["@end"] = solution.end
+    return record
+
+
+def solutions_line(time: int, records: list[dict[str, object]]) -> str:
+    """One line of a solution stream (without its newline)."""
+    return json.dumps({"time": time, "solutions": records}, ensure_ascii=False)
+
+
+def atoms_line(time: int, atoms: tuple[str, ...] | list[str]) -> str:
+    """One line of an atom stream (without its newline)."""
+    return json.dumps({"time": time, "atoms": list(atoms)}, ensure_ascii=False)
