@@ -32,12 +32,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import dotr_scenario  # noqa: E402
 from dotr_scenario import program, write_example  # noqa: E402
 
-import chronolog.engine as engine_module  # noqa: E402
+import chronolog.lang.dotr.program as engine_module  # noqa: E402
 from chronolog import cep  # noqa: E402
 from chronolog.citybench import convert, load_distances, load_repository  # noqa: E402
 from chronolog.datalog import Reasoner  # noqa: E402
 from chronolog.datalog.loading import load_rules  # noqa: E402
-from chronolog.engine import Engine, Stats  # noqa: E402
+from chronolog.engine import Engine  # noqa: E402
+from chronolog.lang.dotr.program import Stats  # noqa: E402
 from chronolog.formats import iter_encoded_triples  # noqa: E402
 from chronolog.sparql import StandingQueries, prepare  # noqa: E402
 from chronolog.streams import StreamElement, read_stream  # noqa: E402
@@ -51,14 +52,14 @@ def timed_run(engine: Engine, elements: list[StreamElement], warmup: int = 0) ->
     clock = time.perf_counter
     for el in elements[:warmup]:
         engine.push(el.time, el.triples)
-    engine.stats = Stats()
+    engine.program.stats = Stats()
     detections = 0
     start = clock()
     for el in elements[warmup:]:
         detections += len(engine.push(el.time, el.triples))
     wall = clock() - start
     n = max(1, len(elements) - warmup)
-    s = engine.stats
+    s = engine.program.stats
     out = {"points": n, "ms": 1e3 * wall / n, "detections": detections,
            "events": s.events, "span_s": (elements[-1].time - elements[warmup].time) / 1000 if n > 1 else 0}
     for phase in PHASES:
@@ -102,10 +103,10 @@ def naive_run(engine: Engine, background: list[str], rules: list[str], elements:
     d = engine.dictionary
     program_rules = load_rules(rules, d)
     bg = [t for path in background for t in iter_encoded_triples(path, d)]
-    prologue = engine.program.prologue
+    prologue = engine.program.tree.prologue
     queries = [(ev.name, prepare(f"{prologue}\n{ev.query.text}" if prologue else ev.query.text, d))
-               for ev in engine.program.events]
-    attributes = engine.attributes
+               for ev in engine.program.tree.events]
+    attributes = engine.program.attributes
     enc = d.encode
     detections = 0
     start = time.perf_counter()
@@ -122,8 +123,8 @@ def naive_run(engine: Engine, background: list[str], rules: list[str], elements:
                 events.append(cep.Event(name, el.time, el.time, dict(zip(attrs, values))))
         # background-only answers are not events (the engine subtracts them); none of these
         # programs has a query that can match the background alone.
-        composites = engine.temporal.push_batch(events) if events else []
-        detections += len([engine.graph(c, str(i)) for i, c in enumerate(composites)])
+        composites = engine.program.temporal.push_batch(events) if events else []
+        detections += len([engine.program.graph(c, str(i)) for i, c in enumerate(composites)])
     wall = time.perf_counter() - start
     return {"ms": 1e3 * wall / len(elements), "detections": detections}
 

@@ -223,7 +223,7 @@ def _stages(spark, run_ids: set[str]) -> list[dict]:
 
 
 def child_main(plan_path: str, result_path: str) -> None:
-    from chronolog.spark.pipeline import ProgramSpec
+    from chronolog.program import Options, ProgramSpec
     from chronolog.spark.runner import run_spark
     from chronolog.spark.session import spark_session
     from chronolog.spark.sinks import CallbackSink
@@ -241,8 +241,8 @@ def child_main(plan_path: str, result_path: str) -> None:
     save()
     for run in plan["runs"]:
         w = run["workload"]
-        spec = ProgramSpec(Path(w["program"]).read_text(encoding="utf-8"), w["program"], tuple(w["background"]),
-                           tuple(w["rules"]))
+        spec = ProgramSpec("dotr", Path(w["program"]).read_text(encoding="utf-8"), w["program"],
+                           Options(tuple(w["background"]), tuple(w["rules"])))
         callbacks: list[tuple[int, float, float, int]] = []
         detections: list[tuple[int, float]] = []
         expected = run.get("expected") or 0

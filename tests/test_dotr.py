@@ -65,11 +65,11 @@ def test_fire_example_as_json_lines(tmp_path: Path) -> None:
         '<http://example.org/s2> <http://example.org/is_at_location> <http://example.org/locB> ."}\n'
         '{"time": 13, "graph": "<http://example.org/r3> a <http://example.org/SmokeReading> ; '
         '<http://example.org/sensor> <http://example.org/s2> ."}\n')
-    out = [engine.decode(g) for g in engine.run(read_stream(stream, engine.dictionary))]
+    out = [engine.program.decode(g) for g in engine.run(read_stream(stream, engine.dictionary))]
     assert [(t, sorted(p for _, p, _ in triples)) for t, triples in out] == [
         (12, sorted([EX + "at_room", EX + "max_temp", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"]))]
     # r3 at 13 is no Smoke event: where :s2 is holds only at 12 (nothing leaks across time points)
-    assert engine.stats.events == 2 and engine.stats.detections == 1
+    assert engine.program.stats.events == 2 and engine.program.stats.detections == 1
 
 
 def test_check_reports_ok_and_errors(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ RULE :avg DEFINE { ?o :avg ?m ; :sum ?s . } FROM B
             "http://www.w3.org/2001/XMLSchema#" + ("double" if "e" in text else "decimal" if "." in text else "integer")))
         engine.push(i + 1, [(ex(f"r{i}"), ex("v"), d.encode(term))])
     (graph,) = engine.push(10, [(ex("b"), ex("b"), d.encode(pyoxigraph.Literal(True)))])
-    found = {p: o for _, p, o in engine.decode(graph)[1]}
+    found = {p: o for _, p, o in engine.program.decode(graph)[1]}
     assert found[EX + "avg"] == expected
     if all("." not in v and "e" not in v for v in values):
         assert found[EX + "sum"].endswith("^^<http://www.w3.org/2001/XMLSchema#integer>")

@@ -69,14 +69,14 @@ class Differential:
         self.engine = Engine(self.text, background=[str(bg)], rules=rules)
         self.program, self.background, self.strata = program, list(background), strata
         self.pushed: dict[int, list] = {}
-        inner = self.engine.temporal.push_batch
+        inner = self.engine.program.temporal.push_batch
 
         def recording(events):
             events = list(events)
             self.pushed.setdefault(events[0].end if events else -1, []).extend(events)
             return inner(events)
 
-        self.engine.temporal.push_batch = recording  # observe the events and their order
+        self.engine.program.temporal.push_batch = recording  # observe the events and their order
 
     # Fresh terms (urn:chronolog: IRIs, blank nodes) differ between the engine and the
     # reference; once fed back (FEEDBACK) they are attribute values of events. ``rename``
@@ -158,7 +158,7 @@ class Differential:
             compare(got, reference.advance(time, triples, order=self.order))
         if drain is not None and stream:
             until = stream[-1][0] + drain
-            compare(self.engine.flush(until), reference.drain(until, order=self.order))
+            compare(self.engine.program.flush(until), reference.drain(until, order=self.order))
         return outputs
 
 

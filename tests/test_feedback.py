@@ -13,7 +13,8 @@ import pyoxigraph
 import pytest
 from pyoxigraph import NamedNode
 
-from chronolog.engine import Engine, FeedbackLimitError
+from chronolog.engine import Engine
+from chronolog.lang.dotr.program import FeedbackLimitError
 from chronolog.errors import ChronologSyntaxError
 from chronolog.streams import read_stream
 
@@ -103,10 +104,10 @@ def _engine(**options: object) -> Engine:
 
 
 def test_feedback_rules_property() -> None:
-    assert _engine().feedback_rules == {EX + "fire": 1}
+    assert _engine().program.feedback_rules == {EX + "fire": 1}
     slow = Engine(PROGRAM.replace("\n  FEEDBACK\n", "\n  FEEDBACK AFTER 2 s\n"))
-    assert slow.feedback_rules == {EX + "fire": 2000}
-    assert Engine((ROOT / "examples" / "fire" / "fire.dotr").read_text()).feedback_rules == {}
+    assert slow.program.feedback_rules == {EX + "fire": 2000}
+    assert Engine((ROOT / "examples" / "fire" / "fire.dotr").read_text()).program.feedback_rules == {}
 
 
 def _points(engine: Engine) -> dict[int, list]:
@@ -118,14 +119,14 @@ def test_push_processes_feedback_before_later_input_and_flush_at_the_end() -> No
     engine = _engine()
     points = _points(engine)
     assert [g.time for t in (10, 12) for g in engine.push(t, points[t])] == [12]
-    assert engine.pending_feedback == [13]
-    assert engine.push(20, points[20]) == [] and engine.pending_feedback == []  # 13 came first
+    assert engine.program.pending_feedback == [13]
+    assert engine.push(20, points[20]) == [] and engine.program.pending_feedback == []  # 13 came first
     assert [g.time for g in engine.push(30, points[30])] == [30]
     assert [g.time for g in engine.push(50, points[50])] == [50]
-    assert engine.flush(50) == [] and engine.pending_feedback == [51]
+    assert engine.program.flush(50) == [] and engine.program.pending_feedback == [51]
     (evacuation,) = engine.flush()
     assert evacuation.time == 51 and evacuation.rule == EX + "evacuate"
-    assert engine.stats.time_points == 8 and engine.stats.feedback == 3
+    assert engine.program.stats.time_points == 8 and engine.program.stats.feedback == 3
 
 
 def test_fed_back_graph_joins_the_input_at_its_time() -> None:
@@ -137,9 +138,9 @@ def test_fed_back_graph_joins_the_input_at_its_time() -> None:
     engine.push(10, points[10])
     engine.push(12, points[12])
     smoke = [(s, p, o) for s, p, o in points[12]]
-    before = engine.stats.events
+    before = engine.program.stats.events
     assert engine.push(13, smoke) == []
-    assert engine.stats.events - before == 2 and engine.stats.time_points == 3
+    assert engine.program.stats.events - before == 2 and engine.program.stats.time_points == 3
 
 
 def test_self_feeding_program_stops_with_an_error_at_the_end_of_the_stream() -> None:
@@ -147,7 +148,8 @@ def test_self_feeding_program_stops_with_an_error_at_the_end_of_the_stream() -> 
 EVENT Tick AS SELECT ?t WHERE { ?t a :Tick }
 RULE :tick DEFINE { ?next a :Tick . } FROM Tick FEEDBACK AFTER 10 ms
 """
-    engine = Engine(program, feedback_limit=5)
+    engine = Engine(program)
+    engine.program.feedback_limit = 5
     d = engine.dictionary
     tick = (d.encode(NamedNode(EX + "t0")), d.encode(NamedNode(RDF_TYPE)), d.encode(NamedNode(EX + "Tick")))
     assert [g.time for g in engine.push(0, [tick])] == [0]

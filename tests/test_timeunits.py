@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chronolog.timeunits import TimeFormatError, datetime_to_time, parse_duration, time_to_datetime
+from chronolog.timeunits import TIME_UNITS, TimeFormatError, datetime_to_time, parse_duration, time_to_datetime, unit_ms
 
 
 @pytest.mark.parametrize(
@@ -29,7 +29,7 @@ def test_durations_in_coarser_time_units() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("5 parsecs", "unknown time unit 'parsecs' in '5 parsecs'; known: ms, s, min, h, d"),
+        ("5 parsecs", "unknown time unit 'parsecs' in '5 parsecs'; known: us, ms, s, min, h, d"),
         ("-5 s", "invalid duration '-5 s': expected e.g. '500 ms', '5 s', '5 min', '1 h', 'PT5M'"),
         ("", "invalid duration ''"),
         ("P1M", "ISO 8601 duration 'P1M' uses years or months, which have no fixed length"),
@@ -52,8 +52,23 @@ def test_datetimes_are_epoch_milliseconds() -> None:
     assert datetime_to_time("1970-01-01T00:01:00Z", ms_per_unit=60_000) == 1
     with pytest.raises(TimeFormatError, match="invalid xsd:dateTime 'yesterday'"):
         datetime_to_time("yesterday")
-    with pytest.raises(TimeFormatError, match="finer than a millisecond"):
+    with pytest.raises(TimeFormatError, match=r"is not a whole number of time units \(1 ms each\)"):
         datetime_to_time("1970-01-01T00:00:00.0005Z")
+    assert datetime_to_time("1970-01-01T00:00:00.0005Z", ms_per_unit=unit_ms("us")) == 500
+
+
+@given(st.integers(min_value=-62_000_000_000_000, max_value=253_000_000_000_000), st.sampled_from(TIME_UNITS))
+def test_datetime_round_trip_in_every_time_unit(ms: int, name: str) -> None:
+    units = int(ms / unit_ms(name))
+    assert datetime_to_time(time_to_datetime(units, ms_per_unit=unit_ms(name)), ms_per_unit=unit_ms(name)) == units
+
+
+def test_durations_convert_through_the_time_unit() -> None:
+    assert parse_duration("PT2M", ms_per_unit=unit_ms("s")) == 120
+    assert parse_duration("2 ms", ms_per_unit=unit_ms("us")) == 2000
+    assert parse_duration("1 h", ms_per_unit=unit_ms("min")) == 60
+    with pytest.raises(TimeFormatError, match="unknown time unit 'week'"):
+        unit_ms("week")
 
 
 @given(st.integers(min_value=-62_000_000_000_000, max_value=253_000_000_000_000))

@@ -43,81 +43,119 @@ def _materialize(args: argparse.Namespace) -> int:
 
 
 def _example_dir(args: argparse.Namespace) -> None:
-    """``chronolog run DIR``: an example directory holds program.dotr, stream.*, and
-    optionally background files (background.*) and rules (*.dl)."""
-    from pathlib import Path
+    """``chronolog run DIR``: an example directory holds one program (of any language),
+    one stream file (.trig or .jsonl), and optionally background files (background.*)
+    and rules (*.dl)."""
+    from chronolog.lang.registry import languages
 
     folder = Path(args.program)
     if not folder.is_dir():
         return
-    programs = sorted(folder.glob("*.dotr"))
+    extensions = {e for language in languages().values() for e in language.extensions}
+    programs = sorted(p for p in folder.iterdir() if p.suffix in extensions)
     if len(programs) != 1:
-        raise ChronologError(f"{folder}: an example directory holds exactly one .dotr program, found {len(programs)}")
+        raise ChronologError(f"{folder}: an example directory holds exactly one program "
+                             f"({', '.join(sorted(extensions))}), found {len(programs)}")
     args.program = str(programs[0])
-    if args.stream is None:
+    if not args.stream:
         streams = sorted(p for p in folder.iterdir() if p.suffix in (".trig", ".jsonl"))
         if len(streams) != 1:
             raise ChronologError(f"{folder}: expected one stream file (.trig or .jsonl), found {len(streams)}")
-        args.stream = str(streams[0])
+        args.stream = [str(streams[0])]
     if not args.background:
         args.background = [str(p) for p in sorted(folder.glob("background.*"))]
     if not args.rules:
         args.rules = [str(p) for p in sorted(folder.glob("*.dl"))]
 
 
+def stream_sources(given: Sequence[str]) -> dict[str, str]:
+    """``--stream [NAME=]SOURCE`` options by name (``""``: unnamed). A name is an IRI or a
+    prefixed-looking word before the first ``=``; a source path may itself hold ``=``
+    only when it is named."""
+    sources: dict[str, str] = {}
+    for item in given:
+        name, sep, source = item.partition("=")
+        if not sep or not name or "/" in name and not name.startswith(("http:", "https:", "urn:", "<")):
+            name, source = "", item
+        name = name.strip("<>")
+        if name in sources:
+            raise ChronologError(f"--stream {name or '(unnamed)'} is given twice")
+        sources[name] = source
+    return sources
+
+
+def _options(args: argparse.Namespace) -> "Options":
+    from chronolog.program import Options
+
+    return Options(tuple(args.background), tuple(args.rules), args.time_unit, args.policy, args.maintenance)
+
+
 def _run(args: argparse.Namespace) -> int:
     import time
 
     from chronolog.engine import Engine
+    from chronolog.lang.registry import load_spec
+    from chronolog.program.writers import open_output_writer, output_format
     from chronolog.progress import Progress
-    from chronolog.streams import StreamElement, detect_stream_format, open_stream_writer, read_stream
+    from chronolog.streams import detect_stream_format
 
     _example_dir(args)
-    if args.stream is None:
-        raise ChronologError("run needs --stream STREAM (or an example directory)")
+    if not args.stream:
+        raise ChronologError("run needs --stream [NAME=]SOURCE (or an example directory)")
+    sources = stream_sources(args.stream)
+    spec = load_spec(args.program, args.lang, _options(args))
     if args.runner == "spark":
         from chronolog.spark.command import run_spark_command
 
-        return run_spark_command(args)
-    if not os.path.isfile(args.stream):
-        raise ChronologError(f"{args.stream}: --runner inprocess reads a stream file; a directory or a socket "
-                             "needs --runner spark")
-    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
+        return run_spark_command(args, spec, sources)
+    for source in sources.values():
+        if not os.path.isfile(source):
+            raise ChronologError(f"{source}: --runner inprocess reads a stream file; a directory or a socket "
+                                 "needs --runner spark")
+    engine = Engine(spec)
+    program = engine.program
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
-    fmt = args.format or detect_stream_format(args.stream)
+    first = next(iter(sources.values()))
+    fmt = output_format(program.output_kind, args.output, args.format,
+                        detect_stream_format(first) if first.endswith((".trig", ".jsonl")) else None)
     out = sys.stdout.buffer if args.output in (None, "-") else args.output
     progress = Progress()
     start = time.monotonic()
-    stats = engine.stats
-    with open_stream_writer(out, engine.dictionary, format=fmt) as writer:
-        for graph in engine.run(read_stream(args.stream, engine.dictionary)):
-            writer.write(StreamElement(graph.time, graph.triples))
-            rate = stats.time_points / max(1e-9, time.monotonic() - start)
-            progress.update(f"{stats.time_points:,} time points ({rate:,.0f}/s), stream time {graph.time}, "
-                            f"{stats.detections:,} detections")
-    progress.done(f"{stats.time_points:,} time points, {stats.detections:,} detections "
-                  f"in {time.monotonic() - start:.1f} s")
-    if args.stats:
-        print(stats.report(), file=sys.stderr)
+    points = outputs = 0
+    with open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
+                            ms_per_unit=engine.ms_per_unit) as writer:
+        for output in engine.run_files(sources):
+            writer.write(output)
+            outputs += 1
+            if outputs & 0xFF == 1:
+                rate = outputs / max(1e-9, time.monotonic() - start)
+                progress.update(f"{outputs:,} outputs ({rate:,.0f}/s), stream time {output.time}")
+    report = program.report()
+    progress.done(_summary(report, outputs, time.monotonic() - start))
+    if args.stats and report:
+        print(report, file=sys.stderr)
     return 0
+
+
+def _summary(report: str | None, outputs: int, seconds: float) -> str:
+    """The closing line: the program's own first report line when it keeps counters."""
+    if report:
+        return report.splitlines()[0].split(";")[0] + f" in {seconds:.1f} s"
+    return f"{outputs:,} outputs in {seconds:.1f} s"
 
 
 def _check(args: argparse.Namespace) -> int:
     from chronolog.engine import Engine
-    from chronolog.lang.keys import partition_rules
+    from chronolog.lang.registry import load_spec
 
-    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
+    engine = Engine(load_spec(args.program, args.lang, _options(args)))
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
-    print(f"{args.program}: ok: {len(engine.attributes) - len(engine.rules)} events, {len(engine.rules)} rules"
-          + (f", {len(engine.warnings)} warning(s)" if engine.warnings else ""))
-    for group in partition_rules([r.rule for r in engine.rules.values()], engine.attributes):
-        names = ", ".join(engine.rules[t].rule.emits for t in group.types if t in engine.rules)
-        print(f"  rules {names}: {group.describe()}")
-    for rule, delay in engine.feedback_rules.items():
-        unit = "time unit" if delay == 1 else "time units"
-        print(f"  feedback: the output graphs of {rule} are input again {delay:,} {unit} later")
+    first, *rest = engine.program.describe() or ["compiled"]
+    print(f"{args.program}: ok: {first}" + (f", {len(engine.warnings)} warning(s)" if engine.warnings else ""))
+    for line in rest:
+        print(line)
     return 0
 
 
@@ -158,6 +196,26 @@ def _bench(args: argparse.Namespace) -> int:
     return subprocess.run([sys.executable, str(scripts[args.name]), *args.args], env=env).returncode
 
 
+def _add_program_arguments(parser: argparse.ArgumentParser) -> None:
+    """What compiles a program: its language and the options that shape it."""
+    from chronolog.timeunits import TIME_UNITS
+
+    parser.add_argument("--lang", metavar="LANG",
+                        help="the program's language (dotr, epsparql, csparql, rspql, lars); default: from "
+                             "its extension (.dotr, .eps, .csparql, .rspql, .lars)")
+    parser.add_argument("--background", action="append", default=[], metavar="DATA",
+                        help="background RDF; repeatable")
+    parser.add_argument("--rules", action="append", default=[], metavar="RULES",
+                        help="rdfs, owl-rl or a .dl file; repeatable")
+    parser.add_argument("--time-unit", choices=TIME_UNITS, default="ms",
+                        help="what one integer time unit is (default ms): durations in programs and "
+                             "xsd:dateTime times convert through it")
+    parser.add_argument("--policy", choices=["unrestricted", "chronological", "recent"],
+                        help="the consumption policy of EP-SPARQL and RSEP-QL programs")
+    parser.add_argument("--maintenance", choices=["naive", "dred", "expiration"],
+                        help="how reasoning over windows is kept up to date")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chronolog",
@@ -179,31 +237,31 @@ def build_parser() -> argparse.ArgumentParser:
     mat.set_defaults(handler=_materialize)
 
     run = commands.add_parser(
-        "run", help="run a DOTR program over a stream",
-        description="Run a DOTR program over a stream of time-annotated graphs; write what it detects "
-                    "as a stream in the input's format.")
-    run.add_argument("program", metavar="PROGRAM", help="a .dotr program, or an example directory")
-    run.add_argument("--stream", metavar="STREAM",
-                     help="the input stream: a .trig or .jsonl file; with Spark also a directory that such "
-                          "files land in, or tcp://HOST:PORT sending JSON Lines")
-    run.add_argument("--background", action="append", default=[], metavar="DATA", help="background RDF; repeatable")
-    run.add_argument("--rules", action="append", default=[], metavar="RULES",
-                     help="rdfs, owl-rl or a .dl file; repeatable")
+        "run", help="run a program over streams",
+        description="Run a program (DOTR, or any language chronolog knows) over streams of time-annotated "
+                    "graphs; write its outputs as a stream (graphs as TriG or JSON Lines, SELECT solutions "
+                    "and atoms as JSON Lines).")
+    run.add_argument("program", metavar="PROGRAM", help="a program file, or an example directory")
+    run.add_argument("--stream", action="append", default=[], metavar="[NAME=]SOURCE",
+                     help="an input stream: a .trig or .jsonl file; with Spark also a directory that such "
+                          "files land in, or tcp://HOST:PORT sending JSON Lines. NAME is the stream IRI the "
+                          "program reads (a program with one stream takes an unnamed source); repeatable")
+    _add_program_arguments(run)
     run.add_argument("--runner", choices=["spark", "inprocess"], default="spark",
                      help="spark (default): a Spark Structured Streaming query; inprocess: this process only, "
                           "lowest latency")
     run.add_argument("-o", "--output", metavar="OUT",
-                     help="output stream file (.trig, .jsonl; with Spark also DIR.parquet); default stdout")
-    run.add_argument("--format", choices=["trig", "jsonl"], help="output format; default: the input's")
+                     help="output file: .trig or .jsonl (with Spark also DIR.parquet); default stdout")
+    run.add_argument("--format", choices=["trig", "jsonl"],
+                     help="output format; default: from -o, else the input's")
     run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
     add_run_spark_arguments(run)
     run.set_defaults(handler=_run)
 
-    check = commands.add_parser("check", help="parse and validate a DOTR program without running it",
+    check = commands.add_parser("check", help="parse and validate a program without running it",
                                 description="Parse and validate a program: errors as FILE:LINE:COL.")
-    check.add_argument("program", metavar="PROGRAM", help="a .dotr program")
-    check.add_argument("--background", action="append", default=[], metavar="DATA")
-    check.add_argument("--rules", action="append", default=[], metavar="RULES")
+    check.add_argument("program", metavar="PROGRAM", help="a program file")
+    _add_program_arguments(check)
     check.set_defaults(handler=_check)
 
     bench = commands.add_parser(

@@ -15,7 +15,8 @@ from decimal import Decimal
 from .errors import ChronologError
 from .terms import parse_datetime_us
 
-MS_PER_UNIT = {
+MS_PER_UNIT: dict[str, int | Decimal] = {
+    "us": Decimal("0.001"), "µs": Decimal("0.001"), "microsecond": Decimal("0.001"), "microseconds": Decimal("0.001"),
     "ms": 1, "millisecond": 1, "milliseconds": 1,
     "s": 1_000, "sec": 1_000, "second": 1_000, "seconds": 1_000,
     "min": 60_000, "minute": 60_000, "minutes": 60_000,
@@ -29,6 +30,18 @@ _ISO = re.compile(
 )
 _ISO_MS = {"w": 7 * 86_400_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+TIME_UNITS = ("us", "ms", "s", "min", "h")  # what --time-unit offers
+
+
+def unit_ms(name: str) -> int | Decimal:
+    """The milliseconds of one time unit named by ``--time-unit`` (``us`` is 0.001).
+
+    >>> unit_ms("s"), unit_ms("us")
+    (1000, Decimal('0.001'))
+    """
+    if name not in TIME_UNITS:
+        raise TimeFormatError(f"unknown time unit {name!r}: expected one of {', '.join(TIME_UNITS)}")
+    return MS_PER_UNIT[name]
 
 
 class TimeFormatError(ChronologError, ValueError):
@@ -36,7 +49,7 @@ class TimeFormatError(ChronologError, ValueError):
     the source position of the offending text."""
 
 
-def parse_duration(text: str, *, ms_per_unit: int = 1) -> int:
+def parse_duration(text: str, *, ms_per_unit: int | Decimal = 1) -> int:
     """A duration in time units.
 
     >>> parse_duration("5 min"), parse_duration("PT0.5S"), parse_duration("250")
@@ -59,7 +72,7 @@ def parse_duration(text: str, *, ms_per_unit: int = 1) -> int:
         unit = MS_PER_UNIT.get(match.group(2).lower())
         if unit is None:
             raise TimeFormatError(
-                f"unknown time unit {match.group(2)!r} in {text!r}; known: ms, s, min, h, d"
+                f"unknown time unit {match.group(2)!r} in {text!r}; known: us, ms, s, min, h, d"
             )
         ms = Decimal(match.group(1)) * unit
     return _to_units(ms, ms_per_unit, f"duration {text!r}")
@@ -80,14 +93,14 @@ def _iso_duration_ms(body: str, text: str) -> Decimal:
     )
 
 
-def _to_units(ms: Decimal | int, ms_per_unit: int, what: str) -> int:
+def _to_units(ms: Decimal | int, ms_per_unit: int | Decimal, what: str) -> int:
     units, rest = divmod(Decimal(ms), ms_per_unit)
     if rest:
         raise TimeFormatError(f"{what} is not a whole number of time units ({ms_per_unit} ms each)")
     return int(units)
 
 
-def datetime_to_time(lexical: str, *, ms_per_unit: int = 1) -> int:
+def datetime_to_time(lexical: str, *, ms_per_unit: int | Decimal = 1) -> int:
     """The time point of an xsd:dateTime lexical form (no timezone is read as UTC).
 
     >>> datetime_to_time("1970-01-01T00:00:01.5Z")
@@ -97,13 +110,10 @@ def datetime_to_time(lexical: str, *, ms_per_unit: int = 1) -> int:
         us = parse_datetime_us(lexical)
     except ValueError:
         raise TimeFormatError(f"invalid xsd:dateTime {lexical!r}") from None
-    ms, sub_ms = divmod(us, 1000)
-    if sub_ms:
-        raise TimeFormatError(f"xsd:dateTime {lexical!r} is finer than a millisecond")
-    return _to_units(ms, ms_per_unit, f"xsd:dateTime {lexical!r}")
+    return _to_units(Decimal(us) / 1000, ms_per_unit, f"xsd:dateTime {lexical!r}")
 
 
-def time_to_datetime(time: int, *, ms_per_unit: int = 1) -> str:
+def time_to_datetime(time: int, *, ms_per_unit: int | Decimal = 1) -> str:
     """The xsd:dateTime lexical form (UTC, ``Z``) of a time point; exact inverse of
     :func:`datetime_to_time`.
 
@@ -111,8 +121,8 @@ def time_to_datetime(time: int, *, ms_per_unit: int = 1) -> str:
     '1970-01-01T00:00:01.500Z'
     """
     try:
-        moment = _EPOCH + _dt.timedelta(milliseconds=time * ms_per_unit)
+        moment = _EPOCH + _dt.timedelta(microseconds=int(time * Decimal(ms_per_unit) * 1000))
     except OverflowError:
         raise TimeFormatError(f"time {time} is outside the xsd:dateTime range Python supports") from None
-    spec = "milliseconds" if moment.microsecond else "seconds"
+    spec = "seconds" if not moment.microsecond else "milliseconds" if not moment.microsecond % 1000 else "microseconds"
     return moment.replace(tzinfo=None).isoformat(timespec=spec) + "Z"

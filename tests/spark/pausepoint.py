@@ -20,8 +20,8 @@ import time
 def install(place: str, marker: str) -> None:
     from chronolog.spark import sinks
 
-    original = sinks.StreamFileSink.write_elements
-    armed: list[sinks.StreamFileSink] = []  # a sink whose next side-file append is to wait
+    original = sinks._OnceFile.append
+    armed: list[sinks._OnceFile] = []  # a file whose next side-file append is to wait
     where, _, count = place.partition(":")
 
     def pause(what: str) -> None:
@@ -35,16 +35,22 @@ def install(place: str, marker: str) -> None:
             pause("before-log")
         return open(file, mode, *args, **kwargs)
 
-    def write_elements(self, batch_id, items, dictionary):
-        new = bool(items) and all(b != batch_id for b, _ in self._logged())
-        if new and where == "before-log":
-            armed.append(self)
-        original(self, batch_id, items, dictionary)
-        if new and where == "after-log" and len(self._logged()) >= int(count or 1):
+    def append(self, batch_id, write):
+        wrote: list[bool] = []
+
+        def tracked(out):
+            start = out.tell()
+            write(out)
+            wrote.append(out.tell() > start)
+            if wrote[-1] and where == "before-log":
+                armed.append(self)
+
+        original(self, batch_id, tracked)
+        if wrote and wrote[-1] and where == "after-log" and len(self._logged()) >= int(count or 1):
             pause(f"after-log {batch_id}")
 
-    sinks.open = open_hook  # write_elements finds ``open`` in its module before the builtins
-    sinks.StreamFileSink.write_elements = write_elements
+    sinks.open = open_hook  # append finds ``open`` in its module before the builtins
+    sinks._OnceFile.append = append
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from chronolog import cli
 from chronolog.engine import Engine
-from chronolog.spark.pipeline import ProgramSpec
+from chronolog.program import Options, ProgramSpec
 from chronolog.spark.runner import run_spark
-from chronolog.spark.sinks import CallbackSink, Detection, StreamFileSink
+from chronolog.spark.sinks import CallbackSink, LateFileSink, OutputRecord
 from test_dotr_differential import cases, render, ttl
 from test_examples import canonical
 
@@ -35,13 +35,13 @@ def graph_key(time: int, rule: str, ntriples: str) -> tuple:
 
 
 def spark_detections(spec: ProgramSpec, stream: Path | str, **options) -> tuple[Counter, object]:
-    got: dict[int, list[Detection]] = {}
+    got: dict[int, list[OutputRecord]] = {}
     summary = run_spark(spec, str(stream), CallbackSink(lambda b, d: got.setdefault(b, list(d))), **options)
-    return Counter(graph_key(d.time, d.rule, d.graph) for ds in got.values() for d in ds), summary
+    return Counter(graph_key(d.time, d.source, d.body) for ds in got.values() for d in ds), summary
 
 
 def inprocess_detections(spec: ProgramSpec, stream: list[tuple[int, list]]) -> Counter:
-    engine = Engine(spec.text, background=spec.background, rules=spec.rules)
+    engine = Engine(spec)
     enc, dec = engine.dictionary.encode, engine.dictionary.decode
     out: Counter = Counter()
     for time, triples in stream:
@@ -78,26 +78,27 @@ def test_stateless_rule_groups_detect_in_the_enrichment_stage() -> None:
     state: its detections leave the enrichment stage under the one pass-through key, while
     the events of the two windowed rules go to their global key. The Spark run of Q1 above
     checks that the output is unchanged."""
-    from chronolog.spark.pipeline import PASSTHROUGH_KEY, Worker
+    from chronolog.lang.registry import compile_program
     from chronolog.streams import read_stream
 
     folder = EXAMPLES / "citybench" / "q1"
-    spec = ProgramSpec((folder / "q1.dotr").read_text(), str(folder / "q1.dotr"), (str(folder / "background.ttl"),), ())
-    worker = Worker(spec)
+    spec = ProgramSpec("dotr", (folder / "q1.dotr").read_text(), str(folder / "q1.dotr"),
+                       Options(background=(str(folder / "background.ttl"),)))
+    program = compile_program(spec)
+    plan = program.plan()
     local = lambda names: tuple(name.rpartition("#")[2] for name in names)  # noqa: E731
-    assert sorted(zip(worker.stateless, (local(g.rules) for g in worker.groups))) == [
+    assert sorted(zip(plan.stateless, (local(g.rules) for g in plan.groups))) == [
         (False, ("pair_after_road1", "pair_after_road2")), (True, ("pair_same_time",))]
-    expected = inprocess_detections(spec, [(e.time, [tuple(worker.engine.dictionary.decode(x) for x in t)
+    expected = inprocess_detections(spec, [(e.time, [tuple(program.dictionary.decode(x) for x in t)
                                                        for t in e.triples])
-                                           for e in read_stream(folder / "stream.trig", worker.engine.dictionary)])
+                                           for e in read_stream(folder / "stream.trig", program.dictionary)])
     same_time = sum(n for (_, rule, _), n in expected.items() if rule.endswith("pair_same_time"))
     assert same_time > 0
-    rows = [row for element in read_stream(folder / "stream.trig", worker.engine.dictionary)
-            for row in worker.event_rows(element.time, list(element.triples))]
-    graphs = [row for row in rows if row[5] == "graph"]
-    assert {row[0] for row in graphs} == {PASSTHROUGH_KEY}
-    assert {row[3] for row in graphs} == {"http://example.org/citybench#pair_same_time"} and len(graphs) == same_time
-    assert {row[0] for row in rows if row[5] == "event"} == {"0|"}  # the windowed rules' one global key
+    prepared = [plan.prepare(element.time, {"": [element.triples]})
+                for element in read_stream(folder / "stream.trig", program.dictionary)]
+    outputs = [o for p in prepared for o in p.outputs]
+    assert {o.rule for o in outputs} == {"http://example.org/citybench#pair_same_time"} and len(outputs) == same_time
+    assert {r.key for p in prepared for r in p.records} == {"0|"}  # the windowed rules' one global key
 
 
 def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
@@ -126,7 +127,7 @@ def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
         if strata and any(strata):
             (folder / "rules.dl").write_text(render_datalog(strata, EX), encoding="utf-8")
             rules = (str(folder / "rules.dl"),)
-        spec = ProgramSpec(render(program), None, (str(bg),), rules)
+        spec = ProgramSpec("dotr", render(program), None, Options((str(bg),), rules))
         write_jsonl(folder / "stream.jsonl", stream)
         expected = inprocess_detections(spec, stream)
         assume(sum(expected.values()) > 0)  # Spark runs cost seconds: spend them where there is something to see
@@ -136,8 +137,8 @@ def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
 
 
 def fire_spec() -> ProgramSpec:
-    return ProgramSpec((FIRE / "fire.dotr").read_text(), str(FIRE / "fire.dotr"),
-                       (str(FIRE / "background.ttl"),), (str(FIRE / "rooms.dl"),))
+    return ProgramSpec("dotr", (FIRE / "fire.dotr").read_text(), str(FIRE / "fire.dotr"),
+                       Options((str(FIRE / "background.ttl"),), (str(FIRE / "rooms.dl"),)))
 
 
 def reading(time: int, n: int, room: str, kind: str, value: int | None = None) -> str:
@@ -155,7 +156,7 @@ def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Pa
              good[2], '{"time": 35, "graph": "<a> <b> ."}', good[3]]
     stream = tmp_path / "stream.jsonl"
     stream.write_text("\n".join(lines) + "\n")
-    late = StreamFileSink(tmp_path / "late.jsonl", "jsonl")
+    late = LateFileSink(tmp_path / "late.jsonl", "jsonl")
     reports: list[str] = []
     got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append, max_elements_per_batch=2)
     clean = tmp_path / "clean.jsonl"
@@ -288,7 +289,7 @@ def test_directory_source_takes_files_as_they_land(spark, tmp_path: Path) -> Non
     seen: list[int] = []
     first_batch = threading.Event()
 
-    def deliver(batch: int, detections: list[Detection]) -> None:
+    def deliver(batch: int, detections: list[OutputRecord]) -> None:
         seen.extend(d.time for d in detections)
         first_batch.set()
 

@@ -19,7 +19,7 @@ from chronolog.cep.events import Event, EventType
 from chronolog.lateness import LatePolicy
 from chronolog.cep.rules import Rule
 from chronolog.cep.ruleset import RuleSet
-from chronolog.cep.state import MIN_TIME, TemporalState
+from chronolog.cep.state import MIN_TIME, AttrMap, TemporalState
 from chronolog.errors import ChronologError
 
 
@@ -179,11 +179,13 @@ class TemporalEngine:
         return RuleEvaluationError(f"rule {plan.name!r} failed on {event!r}: {exc}")
 
     # -- state -----------------------------------------------------------------------
-    def snapshot(self) -> bytes:
-        """The engine's whole state as bytes (rules excluded: they are code)."""
-        return self._state.snapshot()
+    def snapshot(self, attrs: AttrMap | None = None) -> bytes:
+        """The engine's whole state as bytes (rules excluded: they are code); ``attrs``
+        rewrites stored events' attributes on the way out."""
+        return self._state.snapshot(attrs)
 
-    def restore(self, data: bytes) -> None:
-        """Replace the state with a snapshot taken by an engine with the same rules."""
-        self._state = TemporalState.restore(self.rules, data)
+    def restore(self, data: bytes, attrs: AttrMap | None = None) -> None:
+        """Replace the state with a snapshot taken by an engine with the same rules;
+        ``attrs`` undoes the rewrite ``snapshot`` was given."""
+        self._state = TemporalState.restore(self.rules, data, attrs)
         self._bind()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from chronolog.errors import ChronologError
+from chronolog.plain import SnapshotError  # state bytes not a snapshot, or of other rules
 
 
 class RuleError(ChronologError, ValueError):
@@ -34,7 +35,3 @@ class PolicyError(ChronologError, ValueError):
 
 class EventError(ChronologError, ValueError):
     """A pushed event that is malformed: unknown type, missing attributes, start > end."""
-
-
-class SnapshotError(ChronologError, ValueError):
-    """State bytes that do not belong to this engine's rules or are not a snapshot."""

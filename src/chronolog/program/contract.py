@@ -101,6 +101,7 @@ class Program(ABC):
 
     output_kind: str  # chronolog.program.outputs: GRAPHS, SOLUTIONS or ATOMS
     input_kind: str = RDF  # RDF (encoded triples) or ATOMS_IN (atom texts)
+    spec: ProgramSpec  # what it was compiled from
     dictionary: TermDictionary
     warnings: list[ProgramWarning]
 
@@ -149,9 +150,10 @@ class Plan(ABC):
     def process(self, key: str, state: bytes | None, records: Sequence[Record]) -> Processed:
         """Apply one key's records of a micro-batch (sorted by time, then seq) to its state."""
 
-    def finish(self, key: str, state: bytes) -> list[Output]:
-        """The end of the stream for one key."""
-        return []
+    def keyed_spec(self, spec: ProgramSpec) -> ProgramSpec:
+        """The spec the keyed stage's processes compile (the same one, unless the stateless
+        stage needs something the keyed one does not)."""
+        return spec
 
 
 GLOBAL_KEY = "*"
@@ -197,10 +199,21 @@ class GlobalPlan(Plan):
             outputs.extend(program.push(record.time, inputs))
         return Processed(program.snapshot(), outputs, None)
 
-    def finish(self, key: str, state: bytes) -> list[Output]:
-        self.program.restore(state)
-        return self.program.flush()
 
 
-class UnknownStreamError(ChronologError):
-    """Input for a stream the program does not read."""
+def resolve_stream(program: Program, name: str) -> str:
+    """The program's name for a stream given on the command line as ``name`` (``""``:
+    unnamed): a program that reads one stream takes an unnamed source; a program that
+    declares no streams takes every source as it is named; otherwise a clear error for a
+    stream the program does not read."""
+    declared = program.streams
+    if not declared:
+        return name
+    if name == UNNAMED:
+        if len(declared) == 1:
+            return declared[0]
+        raise ChronologError(f"the program reads {len(declared)} streams ({', '.join(declared)}): "
+                             "name each one, --stream NAME=SOURCE")
+    if name not in declared:
+        raise ChronologError(f"the program reads no stream {name!r} (it reads {', '.join(declared)})")
+    return name

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, NamedTuple, Union
 
+from chronolog.formats import encode_text, parse_terms
 from chronolog.terms import TermDictionary
 
 GRAPHS, SOLUTIONS, ATOMS = "graphs", "solutions", "atoms"
@@ -85,6 +86,32 @@ def solution_record(solution: Solution, dictionary: TermDictionary) -> dict[str,
         record["@start"] = solution.start
         record["@end"] = solution.end
     return record
+
+
+def render(output: Output, dictionary: TermDictionary) -> tuple[str, str | list[str]]:
+    """An output as (its rule or query, its body as text): a graph as N-Triples, solutions
+    as their JSON records, atoms as their texts. What crosses processes and feeds sinks."""
+    if isinstance(output, GraphOutput):
+        return output.rule, graph_text(output.triples, dictionary)
+    if isinstance(output, SolutionsOutput):
+        return output.query, [json.dumps(solution_record(s, dictionary), ensure_ascii=False) for s in output.solutions]
+    return "", list(output.atoms)
+
+
+def parse_rendered(kind: str, time: int, source: str, body: str | list[str], dictionary: TermDictionary) -> Output:
+    """The output :func:`render` wrote, in ``dictionary``'s ids."""
+    if kind == GRAPHS:
+        return GraphOutput(time, source, tuple(dict.fromkeys(encode_text(body, dictionary, format="nt"))))  # type: ignore[arg-type]
+    if kind == ATOMS:
+        return AtomsOutput(time, tuple(body))
+    solutions = []
+    for text in body:
+        record = json.loads(text)
+        start, end = record.pop("@start", None), record.pop("@end", None)
+        names = list(record)
+        ids = [dictionary.encode(term) for term in parse_terms([record[n] for n in names])]
+        solutions.append(Solution(dict(zip(names, ids)), start, end))
+    return SolutionsOutput(time, source, tuple(solutions))
 
 
 def solutions_line(time: int, records: list[dict[str, object]]) -> str:

@@ -39,7 +39,8 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
 from chronolog.joins import Assign, Filter, Pattern, Step, Var, order
-from chronolog.spark.encoding import LiteralTable, arrow_facts, columns, literal_payload, parse_terms
+from chronolog.formats import parse_terms
+from chronolog.spark.encoding import LiteralTable, arrow_facts, columns, literal_payload
 from chronolog.store import TRIPLE
 from chronolog.terms import RDF, TermDictionary
 

@@ -164,49 +164,42 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
                        help="replay the stream at N elements per second (default: as fast as possible)")
 
 
-def run_spark_command(args: argparse.Namespace) -> int:
-    """``chronolog run --runner spark``."""
+def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -> int:
+    """``chronolog run --runner spark`` of the program ``spec`` over ``sources`` (by stream name)."""
     import os
-    from pathlib import Path
 
-    from chronolog.engine import Engine
-    from chronolog.spark.pipeline import ProgramSpec, refuse_feedback
+    from chronolog.lang.registry import compile_program
+    from chronolog.program.writers import output_format
     from chronolog.spark.runner import run_spark
     from chronolog.spark.session import parse_conf
-    from chronolog.spark.sinks import StreamFileSink, sink_for
+    from chronolog.spark.sinks import LateFileSink, sink_for
     from chronolog.spark.source import check_stream_path
     from chronolog.streams import detect_stream_format
-    from chronolog.timeunits import parse_duration
+    from chronolog.timeunits import parse_duration, unit_ms
 
-    check_stream_path(args.stream)
-    engine = Engine.from_file(args.program, background=args.background, rules=args.rules)  # errors, early
-    refuse_feedback(engine)
-    for warning in engine.warnings:
+    for source in sources.values():
+        check_stream_path(source)
+    program = compile_program(spec)  # errors, early
+    program.plan()  # a program that cannot run on Spark says so before Spark starts
+    for warning in program.warnings:
         print(warning, file=sys.stderr)
-    if args.format:
-        fmt = args.format
-    elif args.output not in (None, "-") and not args.output.endswith(".parquet"):
-        fmt = detect_stream_format(args.output)
-    elif os.path.isfile(args.stream):
-        fmt = detect_stream_format(args.stream)
-    else:
-        fmt = "trig"
-    spec = ProgramSpec(Path(args.program).read_text(encoding="utf-8"), str(args.program),
-                       tuple(os.path.abspath(p) for p in args.background),
-                       tuple(r if r in ("rdfs", "owl-rl") else os.path.abspath(r) for r in args.rules))
-    trigger = args.trigger or ("available-now" if os.path.isfile(args.stream) else "1 second")
-    late = StreamFileSink(args.late, detect_stream_format(args.late)) if args.late else None
+    files = [s for s in sources.values() if os.path.isfile(s)]
+    parquet = args.output not in (None, "-") and args.output.endswith(".parquet")
+    fmt = output_format(program.output_kind, None if parquet else args.output, args.format,
+                        detect_stream_format(files[0]) if files else None)
+    trigger = args.trigger or ("available-now" if len(files) == len(sources) else "1 second")
+    late = LateFileSink(args.late, detect_stream_format(args.late)) if args.late else None
     progress = Progress()
     summary = run_spark(
-        spec, args.stream if args.stream.startswith("tcp://") else os.path.abspath(args.stream), sink_for(args.output, fmt), master=args.master,
+        spec, sources, sink_for(args.output, program.output_kind, fmt), master=args.master,
         conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
-        lateness=parse_duration(args.lateness),
+        lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
         max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
         progress=progress)
-    progress.done(f"{summary.detections:,} detections in {summary.batches:,} batches, {summary.late:,} late and "
+    progress.done(f"{summary.outputs:,} outputs in {summary.batches:,} batches, {summary.late:,} late and "
                   f"{len(summary.errors):,} malformed elements, {summary.seconds:.1f} s")
     if args.stats:
-        print(f"{summary.batches:,} batches, {summary.input_rows:,} elements, {summary.detections:,} detections, "
+        print(f"{summary.batches:,} batches, {summary.input_rows:,} elements, {summary.outputs:,} outputs, "
               f"{summary.late:,} late, {len(summary.errors):,} malformed; at most {summary.max_state_rows:,} "
               f"state rows; {summary.seconds:.1f} s", file=sys.stderr)
     return 0

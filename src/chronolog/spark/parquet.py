@@ -23,7 +23,8 @@ import pyarrow.parquet as pq
 
 from chronolog.errors import ChronologError
 from chronolog.spark.closure import LOWER, UPPER, Closure
-from chronolog.spark.encoding import columns, parse_terms
+from chronolog.formats import parse_terms
+from chronolog.spark.encoding import columns
 from chronolog.store import Database, Layers
 from chronolog.terms import TermDictionary
 

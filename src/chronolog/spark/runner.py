@@ -1,17 +1,20 @@
-"""``chronolog run --runner spark``: a DOTR program as a Spark Structured Streaming query.
+"""``chronolog run --runner spark``: any program as a Spark Structured Streaming query.
 
-    chronolog source -> enrich (mapInArrow) -> watermark -> groupBy(key)
-        .transformWithStateInPandas(TemporalProcessor) -> foreachBatch(sinks)
+    chronolog source -> prepare (mapInArrow) -> watermark -> groupBy(key)
+        .transformWithStateInPandas(keyed processor) -> foreachBatch(sinks)
 
-The driver follows the query's progress reports (input and processing rates, batch
-duration, state rows) and adds what the sinks counted (detections, late and malformed
-elements). A late element goes to the late-data output (``late=``) or, without one, is
+The driver compiles the program once (its errors come early), ships the specs each stage
+compiles (:class:`~chronolog.spark.pipeline.Stages`), follows the query's progress
+reports (input and processing rates, batch duration, state rows) and adds what the sinks
+counted (outputs, late and malformed elements). A late element goes to the late-data output (``late=``) or, without one, is
 reported on stderr with its place; a malformed one is reported with its place. Neither
 stops the stream.
 """
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import re
 import shutil
 import sys
@@ -22,13 +25,17 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from chronolog.errors import ChronologError
+from chronolog.formats import encode_text
+from chronolog.lang.registry import compile_program
+from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
+from chronolog.program.contract import resolve_stream
 from chronolog.progress import Progress
-from chronolog.spark.encoding import parse_ntriples
-from chronolog.spark.pipeline import EVENT_DDL, OUTPUT_DDL, ProgramSpec, enrich, processor_class
-from chronolog.spark.sinks import Detection, Diagnostic, Sink, StreamFileSink
+from chronolog.spark.pipeline import ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
+from chronolog.spark.sinks import LateFileSink, OutputRecord, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
 from chronolog.streams import StreamElement, jsonl_element
 from chronolog.terms import TermDictionary
+from chronolog.timeunits import unit_ms
 
 
 @dataclass
@@ -36,7 +43,7 @@ class RunSummary:
     """What a run did, for the summary line and for tests."""
 
     batches: int = 0
-    detections: int = 0
+    outputs: int = 0
     late: int = 0
     errors: list[str] = field(default_factory=list)
     stream_time: int | None = None
@@ -50,76 +57,93 @@ class RunSummary:
 class _BatchHandler:
     """The ``foreachBatch`` function: sorts a batch, feeds the sinks, counts."""
 
-    def __init__(self, sink: Sink, late: StreamFileSink | None, summary: RunSummary,
+    def __init__(self, sink: Sink, late: LateFileSink | None, input_kind: str, summary: RunSummary,
                  report: Callable[[str], None]) -> None:
         self.sink = sink
         self.late = late
+        self.input_kind = input_kind
         self.summary = summary
         self.report = report
 
     def __call__(self, frame, batch_id: int) -> None:
         rows = frame.collect()
-        graphs = sorted((r for r in rows if r.kind == "graph"), key=lambda r: (r.time, r.rule, r.key, r.n))
-        diagnostics = sorted((Diagnostic(r.kind, r.time, r.graph, "", r.place) for r in rows if r.kind != "graph"),
-                             key=lambda d: d.place)
-        self.sink.write(batch_id, [Detection(r.time, r.rule, r.graph, r.key) for r in graphs])
-        late = [d for d in diagnostics if d.kind == "late"]
+        outputs = sorted((r for r in rows if r.row == OUTPUT), key=lambda r: (r.time, r.source, r.order, r.n))
+        diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place)
+        self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order) for r in outputs])
+        late = [d for d in diagnostics if d.row == LATE]
         if self.late is not None:
             dictionary = TermDictionary()
-            self.late.write_elements(batch_id, [_late_element(d, dictionary) for d in late], dictionary)
+            payloads = [_text(d.body) for d in late]
+            if self.input_kind == ATOMS_IN:
+                self.late.write(batch_id, [], dictionary, payloads)
+            else:
+                self.late.write(batch_id, [_late_element(d.time, p, dictionary) for d, p in zip(late, payloads)],
+                                dictionary, [])
         else:
             for d in late:
                 self.report(f"chronolog: {d.place}: late element at time {d.time} (not processed; "
                             f"use --late FILE to keep late elements)")
         for d in diagnostics:
-            if d.kind == "error":
-                self.report(f"chronolog: {d.payload}")
-                self.summary.errors.append(d.payload)
+            if d.row == ERROR:
+                self.report(f"chronolog: {_text(d.body)}")
+                self.summary.errors.append(_text(d.body))
         summary = self.summary
         summary.batches += 1
-        summary.detections += len(graphs)
+        summary.outputs += len(outputs)
         summary.late += len(late)
-        if graphs:
-            summary.stream_time = max(summary.stream_time or graphs[-1].time, graphs[-1].time)
+        if outputs:
+            summary.stream_time = max(summary.stream_time or outputs[-1].time, outputs[-1].time)
 
 
-def _late_element(d: Diagnostic, dictionary: TermDictionary) -> StreamElement:
-    """A late element back as an element, from the payload the source shipped."""
-    if d.payload.lstrip().startswith("{"):
-        return jsonl_element(d.payload, dictionary, None, 1)
-    return StreamElement(d.time or 0, tuple(parse_ntriples(d.payload, dictionary)))
+def _text(body: str | list[str]) -> str:
+    """A diagnostic's text (a list-typed body holds it as its one item)."""
+    return body if isinstance(body, str) else body[0]
 
 
-def build_query(spark, spec: ProgramSpec, stream: str, options: Mapping[str, str], lateness: int):
-    """The streaming DataFrame of output rows (see OUTPUT_DDL) for ``spec`` over ``stream``."""
+def _late_element(time: int | None, payload: str, dictionary: TermDictionary) -> StreamElement:
+    """A late RDF element back as an element, from the payload the source shipped."""
+    if payload.lstrip().startswith("{"):
+        return jsonl_element(payload, dictionary, None, 1)
+    return StreamElement(time or 0, tuple(dict.fromkeys(encode_text(payload, dictionary, format="nt"))))
+
+
+def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapping[str, str], lateness: int):
+    """The streaming DataFrame of result rows (see ``result_ddl``) of the program over ``streams``."""
     from pyspark.sql import functions as F
 
     register_source(spark)
-    reader = spark.readStream.format(FORMAT_NAME).option("path", stream)
+    reader = spark.readStream.format(FORMAT_NAME).option("streams", json.dumps(dict(streams)))
     for key, value in options.items():
         reader = reader.option(key, value)
-    events = reader.load().mapInArrow(enrich(spec), EVENT_DDL)
-    events = events.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", f"{lateness} milliseconds")
-    return events.groupBy("key").transformWithStateInPandas(
-        processor_class()(spec), OUTPUT_DDL, "Append", "EventTime")
+    records = reader.load().mapInArrow(prepare_stage(stages), record_schema(stages.kind)[1])
+    records = records.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", f"{lateness} milliseconds")
+    return records.groupBy("key").transformWithStateInPandas(
+        keyed_processor(stages), result_ddl(stages.kind), "Append", "EventTime")
 
 
-def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None = None,
+def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *, master: str | None = None,
               conf: Mapping[str, str] | None = None, checkpoint: str | None = None,
-              trigger: str = "available-now", late: StreamFileSink | None = None, lateness: int = 0,
+              trigger: str = "available-now", late: LateFileSink | None = None, lateness: int = 0,
               max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
               progress: Progress | None = None, report: Callable[[str], None] | None = None,
               stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None) -> RunSummary:
-    """Run the program over ``stream`` on Spark until the stream ends (available-now),
-    ``stop_after`` seconds pass, ``until(summary)`` holds after a batch, or Ctrl-C;
-    detections go to ``sink``.
+    """Run the program of ``spec`` over ``streams`` (one unnamed source, or sources by
+    stream name) on Spark until the streams end (available-now), ``stop_after`` seconds
+    pass, ``until(summary)`` holds after a batch, or Ctrl-C; outputs go to ``sink``.
 
     With ``checkpoint``, a run that was stopped or killed resumes where it left off, and
     the file and Parquet sinks hold every detection exactly once.
     """
     from chronolog.spark.session import spark_session
 
-    check_stream_path(stream)
+    streams = {UNNAMED: streams} if isinstance(streams, str) else dict(streams)
+    for source in streams.values():
+        check_stream_path(source)
+    program = compile_program(spec)  # errors here, on the driver, before Spark starts
+    plan = program.plan()
+    stages = Stages(spec, plan.keyed_spec(spec), program.output_kind)
+    named = {resolve_stream(program, name): source if source.startswith("tcp://") else os.path.abspath(source)
+             for name, source in streams.items()}
     progress = progress or Progress(enabled=False)
     report = report or (lambda line: print(line, file=sys.stderr))
     spark = spark_session(master, conf)
@@ -131,13 +155,14 @@ def run_spark(spec: ProgramSpec, stream: str, sink: Sink, *, master: str | None 
         if late is not None:
             late.reset()
     summary = RunSummary()
-    options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism)}
+    options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism),
+               "msPerUnit": str(unit_ms(spec.options.time_unit))}
     if max_elements_per_batch:
         options["maxElementsPerBatch"] = str(max_elements_per_batch)
     if rate:
         options["rate"] = str(rate)
-    frame = build_query(spark, spec, stream, options, lateness)
-    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, summary, report)) \
+    frame = build_query(spark, stages, named, options, lateness)
+    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, program.input_kind, summary, report)) \
         .option("checkpointLocation", str(location)).queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
     if trigger == "available-now":
         writer = writer.trigger(availableNow=True)
@@ -203,7 +228,7 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
         progress.update(
             f"batch {summary.batches:,}: {summary.input_rows:,} elements in "
             f"({last.get('processedRowsPerSecond', 0):,.0f}/s), stream time {summary.stream_time}, "
-            f"{summary.detections:,} detections, {summary.state_rows:,} state rows")
+            f"{summary.outputs:,} outputs, {summary.state_rows:,} state rows")
         if finished:
             return
         if (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):

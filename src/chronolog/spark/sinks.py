@@ -1,75 +1,62 @@
 """Where the Spark runner's micro-batches go: stream files, Parquet, the console, a callback.
 
-Each sink receives a batch's outputs once per attempt, with Spark's batch id. After a
-crash Spark re-runs the last uncommitted batch with the same id and the same rows, so:
+Each sink receives a batch's outputs once per attempt, with Spark's batch id, as
+:class:`OutputRecord` values in (time, rule or query, key, n) order. After a crash Spark
+re-runs the last uncommitted batch with the same id and the same rows, so:
 
-- :class:`StreamFileSink` appends to one stream file and logs ``batch end-offset`` in a
-  side file; a batch already logged is skipped, and a batch cut short by the crash is
-  truncated away before it is written again (exactly once);
+- :class:`StreamFileSink` appends to one file and logs ``batch end-offset`` in a side
+  file; a batch already logged is skipped, and a batch cut short by the crash is
+  truncated away before it is written again (exactly once); :class:`LateFileSink` keeps
+  late elements the same way;
 - :class:`ParquetSink` writes one file per batch id, atomically (exactly once);
 - :class:`CallbackSink` passes the batch id on, for the callback to be idempotent on;
 - :class:`ConsoleSink` writes to standard output (what a crash re-runs appears twice).
+
+Files are written by the writers of every runner (:mod:`chronolog.program.writers`).
 """
 from __future__ import annotations
 
 import os
 import sys
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, NamedTuple, Sequence
 
-from chronolog.spark.encoding import parse_ntriples
+from chronolog.program.outputs import GRAPHS, parse_rendered
+from chronolog.program.writers import open_output_writer
 from chronolog.streams import StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
 
 
-class Detection(NamedTuple):
-    """An output graph as a sink receives it: its time, rule IRI, N-Triples text and key."""
+class OutputRecord(NamedTuple):
+    """An output as a sink receives it: its time, rule or query, body (a graph's N-Triples
+    text; the JSON records of solutions; atom texts) and the key that produced it."""
 
     time: int
-    rule: str
-    graph: str
+    source: str
+    body: str | list[str]
     key: str
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """A late element (its payload kept) or a malformed one (its error message)."""
-
-    kind: str  # "late" or "error"
-    time: int | None
-    payload: str
-    syntax: str
-    place: str
-
-
-def elements(graphs: Sequence[tuple[int, str]], dictionary: TermDictionary) -> list[StreamElement]:
-    """(time, N-Triples text) pairs as stream elements; blank node labels are kept (the
-    pipeline made them unique per firing)."""
-    return [StreamElement(time, tuple(dict.fromkeys(parse_ntriples(text, dictionary)))) for time, text in graphs]
-
-
 class Sink(ABC):
-    """Receives every micro-batch's detections, in (time, rule, key, firing) order."""
+    """Receives every micro-batch's outputs, in order."""
 
     def reset(self) -> None:
         """Forget earlier runs: the query starts from scratch (a new checkpoint)."""
 
     @abstractmethod
-    def write(self, batch_id: int, detections: list[Detection]) -> None:
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
         """Deliver one batch."""
 
     def close(self) -> None:
         """The query has ended."""
 
 
-class StreamFileSink(Sink):
-    """One stream file (TriG or JSON Lines), appended batch by batch, exactly once."""
+class _OnceFile:
+    """A file appended batch by batch, exactly once: a side log holds each batch's end offset."""
 
-    def __init__(self, path: str | os.PathLike[str], format: str) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.format = format
         self.log = self.path.with_name(f".{self.path.name}.batches")
 
     def reset(self) -> None:
@@ -82,11 +69,8 @@ class StreamFileSink(Sink):
             return []
         return [(int(b), int(e)) for b, e in (line.split() for line in self.log.read_text().splitlines() if line)]
 
-    def write(self, batch_id: int, detections: list[Detection]) -> None:
-        dictionary = TermDictionary()
-        self.write_elements(batch_id, elements([(d.time, d.graph) for d in detections], dictionary), dictionary)
-
-    def write_elements(self, batch_id: int, items: list[StreamElement], dictionary: TermDictionary) -> None:
+    def append(self, batch_id: int, write: Callable[[IO[bytes]], None]) -> None:
+        """``write(file)`` once for this batch, after cutting off a partial earlier attempt."""
         logged = self._logged()
         if any(b == batch_id for b, _ in logged):
             return
@@ -95,9 +79,7 @@ class StreamFileSink(Sink):
         with open(self.path, mode) as out:
             out.truncate(end)
             out.seek(end)
-            with open_stream_writer(out, dictionary, format=self.format) as writer:
-                for element in items:
-                    writer.write(element)
+            write(out)
             out.flush()
             os.fsync(out.fileno())
             end = out.tell()
@@ -107,44 +89,86 @@ class StreamFileSink(Sink):
             os.fsync(log.fileno())
 
 
-class ConsoleSink(Sink):
-    """Standard output in a stream format (at least once across a crash)."""
+def _write_records(out: IO[bytes], records: Sequence[OutputRecord], kind: str, format: str) -> None:
+    """Records through the writer of their kind (blank node labels kept: the pipeline made
+    them unique per firing)."""
+    dictionary = TermDictionary()
+    with open_output_writer(out, kind, dictionary, format=format) as writer:
+        for r in records:
+            writer.write(parse_rendered(kind, r.time, r.source, r.body, dictionary))
 
-    def __init__(self, format: str, stream: IO[bytes] | None = None) -> None:
+
+class StreamFileSink(Sink):
+    """One output file (a TriG or JSON Lines stream), appended batch by batch, exactly once."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str, format: str) -> None:
+        self.file = _OnceFile(path)
+        self.kind, self.format = kind, format
+
+    def reset(self) -> None:
+        self.file.reset()
+
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
+        self.file.append(batch_id, lambda out: _write_records(out, records, self.kind, self.format))
+
+
+class LateFileSink:
+    """Late elements, exactly once: RDF elements as a stream in the file's format, atom
+    elements as their JSON lines."""
+
+    def __init__(self, path: str | os.PathLike[str], format: str) -> None:
+        self.file = _OnceFile(path)
         self.format = format
+
+    def reset(self) -> None:
+        self.file.reset()
+
+    def write(self, batch_id: int, elements: list[StreamElement], dictionary: TermDictionary,
+              lines: list[str]) -> None:
+        def write(out: IO[bytes]) -> None:
+            with open_stream_writer(out, dictionary, format=self.format) as writer:
+                for element in elements:
+                    writer.write(element)
+            out.write("".join(line + "\n" for line in lines).encode("utf-8"))
+
+        self.file.append(batch_id, write)
+
+
+class ConsoleSink(Sink):
+    """Standard output (at least once across a crash)."""
+
+    def __init__(self, kind: str, format: str, stream: IO[bytes] | None = None) -> None:
+        self.kind, self.format = kind, format
         self.stream = stream
 
-    def write(self, batch_id: int, detections: list[Detection]) -> None:
-        if not detections:
-            return
-        dictionary = TermDictionary()
-        out = self.stream or sys.stdout.buffer
-        with open_stream_writer(out, dictionary, format=self.format) as writer:
-            for element in elements([(d.time, d.graph) for d in detections], dictionary):
-                writer.write(element)
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
+        if records:
+            _write_records(self.stream or sys.stdout.buffer, records, self.kind, self.format)
 
 
 class ParquetSink(Sink):
     """A directory of Parquet files, one per batch (``batch-000000012.parquet``)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
         self.path = Path(path)
+        self.kind = kind
 
     def reset(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         for old in self.path.glob("batch-*.parquet"):
             old.unlink()
 
-    def write(self, batch_id: int, detections: list[Detection]) -> None:
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         self.path.mkdir(parents=True, exist_ok=True)
+        body = pa.string() if self.kind == GRAPHS else pa.list_(pa.string())
         table = pa.table({
-            "time": pa.array([d.time for d in detections], pa.int64()),
-            "rule": pa.array([d.rule for d in detections], pa.string()),
-            "graph": pa.array([d.graph for d in detections], pa.string()),
-            "key": pa.array([d.key for d in detections], pa.string()),
+            "time": pa.array([r.time for r in records], pa.int64()),
+            "source": pa.array([r.source for r in records], pa.string()),
+            "body": pa.array([r.body for r in records], body),
+            "key": pa.array([r.key for r in records], pa.string()),
         })
         final = self.path / f"batch-{batch_id:09d}.parquet"
         partial = self.path / f".batch-{batch_id:09d}.parquet.partial"
@@ -153,19 +177,19 @@ class ParquetSink(Sink):
 
 
 class CallbackSink(Sink):
-    """``callback(batch_id, detections)`` per batch: a re-run batch comes with its old id."""
+    """``callback(batch_id, records)`` per batch: a re-run batch comes with its old id."""
 
-    def __init__(self, callback: Callable[[int, list[Detection]], None]) -> None:
+    def __init__(self, callback: Callable[[int, list[OutputRecord]], None]) -> None:
         self.callback = callback
 
-    def write(self, batch_id: int, detections: list[Detection]) -> None:
-        self.callback(batch_id, detections)
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
+        self.callback(batch_id, records)
 
 
-def sink_for(output: str | None, format: str) -> Sink:
+def sink_for(output: str | None, kind: str, format: str) -> Sink:
     """The sink ``-o`` names: ``-``/None for stdout, ``*.parquet`` for Parquet, else a file."""
     if output in (None, "-"):
-        return ConsoleSink(format)
+        return ConsoleSink(kind, format)
     if output.endswith(".parquet"):
-        return ParquetSink(output)
-    return StreamFileSink(output, format)
+        return ParquetSink(output, kind)
+    return StreamFileSink(output, kind, format)

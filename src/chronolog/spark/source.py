@@ -1,23 +1,25 @@
 """The stream source of the Spark runner: stream files as whole, ordered time points.
 
-A Python Data Source (format ``chronolog``) over a stream file, a directory that stream
-files land in (``.trig``, ``.jsonl``, ``.ndjson``; each file complete when it appears, as
-with an atomic move; files are taken in name order), or a TCP socket sending JSON Lines
-(``tcp://HOST:PORT``). A stream file can be replayed at a chosen rate (``rate``, elements
-per second). The driver reads each element's time, and hands every micro-batch only
-*complete* time points in time order:
+A Python Data Source (format ``chronolog``) over one or more named streams (option
+``streams``: a JSON object, stream name -> source; ``""`` names the unnamed stream), each
+a stream file, a directory that stream files land in (``.trig``, ``.jsonl``, ``.ndjson``;
+each file complete when it appears, as with an atomic move; files are taken in name
+order), or a TCP socket sending JSON Lines (``tcp://HOST:PORT``). A stream file can be
+replayed at a chosen rate (``rate``, elements per second, per stream). The driver reads
+each element's time, and hands every micro-batch only *complete* time points of all the
+streams, merged in time order:
 
-- a time point is complete once the stream has reached a time more than ``lateness``
-  past it (elements that arrive up to ``lateness`` out of order are put back in place);
-  at the end of a finished stream (a single file, or a directory under the available-now
-  trigger) every time point is complete;
+- a time point is complete once every stream has reached a time more than ``lateness``
+  past it, or has ended (elements that arrive up to ``lateness`` out of order are put
+  back in place); at the end of a finished stream (a single file, or a directory under
+  the available-now trigger) every time point of it is complete;
 - an element older than a time point already handed out is *late*: it travels as a
   ``late`` row, to be counted and written to the late-data output, never dropped;
 - a malformed element travels as an ``error`` row naming its place; the stream goes on
   (a TriG file cannot be read past a syntax error: the rest of that file is lost, and
   the error says so).
 
-Offsets are ``{"n": elements seen, "t": largest time handed out}``. Which elements a
+Offsets are ``{"n": {stream: elements seen}, "t": largest time handed out}``. Which elements a
 batch holds is a function of its start and end offsets alone, so a batch replayed after a
 crash holds exactly what it held before. A batch's time points are split into contiguous
 runs, one per partition, so the enrichment stage needs no shuffle to see whole time points.
@@ -31,6 +33,7 @@ import socket
 import threading
 import time as _time
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Iterator
 
@@ -40,7 +43,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, jsonl_time, LineError, scan_stream
 from chronolog.terms import TermDictionary
 
-SCHEMA = "kind string, time long, seq long, payload string, syntax string, place string"
+SCHEMA = "kind string, stream string, time long, seq long, payload string, syntax string, place string"
 FORMAT_NAME = "chronolog"
 
 
@@ -56,7 +59,7 @@ class Record:
     late: bool = False
 
 
-def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int) -> Record | None:
+def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int, ms_per_unit: int | Decimal = 1) -> Record | None:
     """The record of one JSON Lines line (None for a blank line): the time is read here,
     the graph on an executor."""
     place = f"{name}:{lineno}"
@@ -68,7 +71,7 @@ def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int) -> Record | None
         record = json.loads(line)
         if not isinstance(record, dict) or "time" not in record:
             raise LineError('a stream element must be a JSON object {"time": ..., "graph": "..."}')
-        time = jsonl_time(record["time"], 1, line.find('"time"') + 1)
+        time = jsonl_time(record["time"], ms_per_unit, line.find('"time"') + 1)
     except UnicodeDecodeError:
         error = ChronologSyntaxError("invalid UTF-8", name, lineno, 1, None)
     except json.JSONDecodeError as exc:
@@ -80,17 +83,17 @@ def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int) -> Record | None
     return Record(seq, None, str(error), "error", place)
 
 
-def _jsonl_records(path: Path, first_seq: int) -> Iterator[Record]:
+def _jsonl_records(path: Path, first_seq: int, ms_per_unit: int | Decimal) -> Iterator[Record]:
     """Records of a JSON Lines file."""
     with open(path, "rb") as lines:
         for lineno, raw in enumerate(lines, 1):
-            record = _jsonl_record(raw, str(path), lineno, first_seq)
+            record = _jsonl_record(raw, str(path), lineno, first_seq, ms_per_unit)
             if record is not None:
                 yield record
                 first_seq += 1
 
 
-def _trig_records(path: Path, first_seq: int, label: str) -> Iterator[Record]:
+def _trig_records(path: Path, first_seq: int, label: str, ms_per_unit: int | Decimal) -> Iterator[Record]:
     """Records of a TriG file, parsed here (the time of an element may follow its graph),
     shipped as N-Triples; blank nodes keep one label per file, as TriG scopes them."""
     dictionary = TermDictionary()
@@ -100,7 +103,7 @@ def _trig_records(path: Path, first_seq: int, label: str) -> Iterator[Record]:
         term = decode(tid)
         return f"_:{label}{term.value}" if isinstance(term, BlankNode) else str(term)
 
-    for item in scan_stream(path, dictionary, format="trig"):
+    for item in scan_stream(path, dictionary, format="trig", ms_per_unit=ms_per_unit):
         if isinstance(item, ChronologError):
             message = f"{item}; the rest of {path} is not read (a TriG file cannot be resynchronised)"
             yield Record(first_seq, None, message, "error", str(path))
@@ -125,9 +128,10 @@ class StreamScanner:
     depend on how the stream is cut into micro-batches.
     """
 
-    def __init__(self, path: str, lateness: int = 0) -> None:
+    def __init__(self, path: str, lateness: int = 0, ms_per_unit: int | Decimal = 1) -> None:
         self.path = Path(path)
         self.lateness = lateness
+        self.ms_per_unit = ms_per_unit
         if not self.path.exists():
             raise ChronologError(f"{path}: no such stream file or directory")
         self.is_dir = self.path.is_dir()
@@ -146,9 +150,9 @@ class StreamScanner:
             self._files.add(file.name)
             kind = STREAM_FORMAT_BY_EXTENSION.get(file.suffix)
             if kind == "trig":
-                records = _trig_records(file, self.count, f"f{len(self._files)}")
+                records = _trig_records(file, self.count, f"f{len(self._files)}", self.ms_per_unit)
             else:
-                records = _jsonl_records(file, self.count)
+                records = _jsonl_records(file, self.count, self.ms_per_unit)
             for record in records:
                 self._add(record)
 
@@ -178,9 +182,10 @@ class SocketScanner(StreamScanner):
     connection opens at the first scan: Spark pickles readers before it runs them.
     """
 
-    def __init__(self, address: str, lateness: int = 0) -> None:
+    def __init__(self, address: str, lateness: int = 0, ms_per_unit: int | Decimal = 1) -> None:
         self.address = address
         self.lateness = lateness
+        self.ms_per_unit = ms_per_unit
         self.is_dir = True  # never finished by itself
         self.records = {}
         self.running_max = {}
@@ -219,47 +224,58 @@ class SocketScanner(StreamScanner):
             except queue.Empty:
                 return
             self._lineno += 1
-            record = _jsonl_record(raw, self.address, self._lineno, self.count)
+            record = _jsonl_record(raw, self.address, self._lineno, self.count, self.ms_per_unit)
             if record is not None:
                 self._add(record)
 
 
-def release_bound(scanner: StreamScanner, n: int, start_t: int | None, final: bool) -> int | None:
-    """The largest time point complete once the first ``n`` elements are seen: no element
-    that is not late can still arrive for it."""
+def complete_until(scanner: StreamScanner, n: int, final: bool) -> float | None:
+    """The largest time up to which one stream is complete once its first ``n`` elements
+    are seen (infinite when it has ended; None when nothing of it is complete yet)."""
+    if final:
+        return float("inf")
     seen = scanner.running_max.get(n - 1) if n else None
-    if seen is None:
-        return start_t
-    candidates = [r.time for s, r in scanner.records.items()
-                  if s < n and r.time is not None and not r.late and (start_t is None or r.time > start_t)
-                  and (final or r.time < seen - scanner.lateness)]
-    if not candidates:
-        return start_t
-    return max(candidates)
+    return None if seen is None else seen - scanner.lateness - 1
 
 
-def batch_rows(scanner: StreamScanner, start: dict, end: dict, partitions: int) -> list[list[tuple]]:
+def release_bound(scanners: dict[str, StreamScanner], ns: dict[str, int], start_t: int | None,
+                  finals: dict[str, bool]) -> int | None:
+    """The largest time point complete in every stream: no element that is not late can
+    still arrive for it."""
+    limits = [complete_until(scanner, ns[name], finals[name]) for name, scanner in scanners.items()]
+    if any(limit is None for limit in limits):
+        return start_t
+    limit = min(limits)  # type: ignore[type-var]
+    candidates = [r.time for name, scanner in scanners.items() for s, r in scanner.records.items()
+                  if s < ns[name] and r.time is not None and not r.late and (start_t is None or r.time > start_t)
+                  and r.time <= limit]
+    return max(candidates, default=start_t)
+
+
+def batch_rows(scanners: dict[str, StreamScanner], start: dict, end: dict, partitions: int) -> list[list[tuple]]:
     """The rows of the batch between two offsets, split into runs of whole time points."""
-    n0, t0, n1, t1 = start["n"], start["t"], end["n"], end["t"]
-    released: list[Record] = []
+    t0, t1 = start["t"], end["t"]
+    released: list[tuple[int, int, int, str, Record]] = []
     diagnostics: list[tuple] = []
-    for seq in sorted(scanner.records):
-        if seq >= n1:
-            break
-        record = scanner.records[seq]
-        if record.time is None:
-            if seq >= n0:
-                diagnostics.append(("error", None, seq, record.payload, record.syntax, record.place))
-        elif record.late:
-            if seq >= n0:
-                diagnostics.append(("late", record.time, seq, record.payload, record.syntax, record.place))
-        elif t1 is not None and (t0 is None or record.time > t0) and record.time <= t1:
-            released.append(record)
-    released.sort(key=lambda r: (r.time, r.seq))
+    for order, (name, scanner) in enumerate(scanners.items()):
+        n0, n1 = start["n"].get(name, 0), end["n"].get(name, 0)
+        for seq in sorted(scanner.records):
+            if seq >= n1:
+                break
+            record = scanner.records[seq]
+            if record.time is None:
+                if seq >= n0:
+                    diagnostics.append(("error", name, None, seq, record.payload, record.syntax, record.place))
+            elif record.late:
+                if seq >= n0:
+                    diagnostics.append(("late", name, record.time, seq, record.payload, record.syntax, record.place))
+            elif t1 is not None and (t0 is None or record.time > t0) and record.time <= t1:
+                released.append((record.time, order, seq, name, record))
+    released.sort(key=lambda item: item[:3])
     groups: list[list[tuple]] = []
-    for record in released:
-        row = ("element", record.time, record.seq, record.payload, record.syntax, record.place)
-        if groups and groups[-1][-1][1] == record.time:
+    for time, _, _, name, record in released:
+        row = ("element", name, time, record.seq, record.payload, record.syntax, record.place)
+        if groups and groups[-1][-1][2] == time:
             groups[-1].append(row)
         else:
             groups.append([row])
@@ -286,57 +302,64 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
 
     class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         def __init__(self, options: dict) -> None:
-            path, lateness = options["path"], int(options.get("lateness", 0))
-            socket_stream = path.startswith("tcp://")
-            self.scanner = SocketScanner(path, lateness) if socket_stream else StreamScanner(path, lateness)
+            lateness, unit = int(options.get("lateness", 0)), Decimal(options.get("msPerUnit", "1"))
+            self.scanners: dict[str, StreamScanner] = {
+                name: (SocketScanner if path.startswith("tcp://") else StreamScanner)(path, lateness, unit)
+                for name, path in json.loads(options["streams"]).items()}
             self.rate = float(options.get("rate", 0))  # elements per second, 0 = as fast as possible
             self.max_per_batch = int(options.get("maxElementsPerBatch", 0))
             self.partitions_wanted = int(options.get("partitions", 2))
-            self.final = not self.scanner.is_dir or options.get("final", "false") == "true"
-            self._clock: tuple[float, int] | None = None
+            self.final = {name: not scanner.is_dir for name, scanner in self.scanners.items()}
+            self._clock: tuple[float, dict[str, int]] | None = None
 
         def initialOffset(self) -> dict:
-            return {"n": 0, "t": None}
+            return {"n": {name: 0 for name in self.scanners}, "t": None}
 
         def prepareForTriggerAvailableNow(self) -> None:
-            self.final = True  # what is there now is the whole stream
-            if isinstance(self.scanner, SocketScanner):
-                self.scanner.wait_until_closed()  # for a socket: all it sends until the peer closes
+            for name, scanner in self.scanners.items():
+                self.final[name] = True  # what is there now is the whole stream
+                if isinstance(scanner, SocketScanner):
+                    scanner.wait_until_closed()  # for a socket: all it sends until the peer closes
 
         def getDefaultReadLimit(self):
             return ReadMaxRows(self.max_per_batch) if self.max_per_batch else ReadAllAvailable()
 
         def latestOffset(self, start: dict, limit) -> dict:
-            scanner = self.scanner
-            scanner.scan()
-            n = scanner.count
-            if self.rate:
-                if self._clock is None:
-                    self._clock = (_time.monotonic(), start["n"])
-                began, first = self._clock
-                n = min(n, first + int(self.rate * (_time.monotonic() - began)) + 1)
-            if isinstance(limit, ReadMaxRows):
-                n = min(n, start["n"] + limit.max_rows)
-            n = max(n, start["n"])
-            final = self.final and n == scanner.count
-            return {"n": n, "t": release_bound(scanner, n, start["t"], final)}
+            started = start["n"]
+            ns: dict[str, int] = {}
+            finals: dict[str, bool] = {}
+            for name, scanner in self.scanners.items():
+                scanner.scan()
+                first, n = started.get(name, 0), scanner.count
+                if self.rate:
+                    if self._clock is None:
+                        self._clock = (_time.monotonic(), dict(started))
+                    began, firsts = self._clock
+                    n = min(n, firsts.get(name, 0) + int(self.rate * (_time.monotonic() - began)) + 1)
+                if isinstance(limit, ReadMaxRows):
+                    n = min(n, first + limit.max_rows)
+                ns[name] = max(n, first)
+                finals[name] = self.final[name] and ns[name] == scanner.count
+            return {"n": ns, "t": release_bound(self.scanners, ns, start["t"], finals)}
 
         def partitions(self, start: dict, end: dict) -> list:
-            if self.scanner.count < end["n"]:
-                # A batch replayed from the offset log after a restart: Spark plans it
-                # without calling latestOffset first, so this reader has not read the
-                # stream yet (an empty batch here would lose its elements, and the state).
-                self.scanner.scan()
-            return [RowsPartition(rows) for rows in batch_rows(self.scanner, start, end, self.partitions_wanted)]
+            for name, scanner in self.scanners.items():
+                if scanner.count < end["n"].get(name, 0):
+                    # A batch replayed from the offset log after a restart: Spark plans it
+                    # without calling latestOffset first, so this reader has not read the
+                    # stream yet (an empty batch here would lose its elements, and the state).
+                    scanner.scan()
+            return [RowsPartition(rows) for rows in batch_rows(self.scanners, start, end, self.partitions_wanted)]
 
         def read(self, partition) -> Iterator[tuple]:
             return iter(partition.rows)
 
         def commit(self, end: dict) -> None:
-            self.scanner.forget(end["n"], end["t"])
+            for name, scanner in self.scanners.items():
+                scanner.forget(end["n"].get(name, 0), end["t"])
 
     class StreamSource(DataSource):
-        """``spark.readStream.format("chronolog").option("path", ...)``: see the module doc."""
+        """``spark.readStream.format("chronolog").option("streams", ...)``: see the module doc."""
 
         @classmethod
         def name(cls) -> str:

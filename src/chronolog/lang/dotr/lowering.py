@@ -4,14 +4,15 @@ of the temporal engine, DEFINE clauses to output templates. Errors keep their pl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Callable, Hashable, Mapping
 
 from pyoxigraph import Literal, NamedNode
 
 from chronolog import cep
 from chronolog.errors import ChronologSyntaxError, SourceMap
-from chronolog.lang.dotr_syntax import (
-    AggregateNode, Condition, Constant, DotrProgram, Operand, Ref, RuleDecl, Scope, Span,
+from chronolog.lang.dotr.syntax import (
+    AggregateNode, Condition, Constant, DotrTree, Operand, Ref, RuleDecl, Scope, Span,
 )
 from chronolog.terms import V_BOOLEAN, V_DATETIME, V_NUMERIC, V_STRING, XSD, TermDictionary
 from chronolog.timeunits import TimeFormatError, parse_duration
@@ -76,9 +77,10 @@ class LoweredRule:
 class Lowering:
     """Lowers one parsed program against the event attributes the queries project."""
 
-    def __init__(self, program: DotrProgram, dictionary: TermDictionary,
-                 attributes: Mapping[str, list[str]]) -> None:
+    def __init__(self, program: DotrTree, dictionary: TermDictionary,
+                 attributes: Mapping[str, list[str]], ms_per_unit: int | Decimal = 1) -> None:
         self.program = program
+        self.ms_per_unit = ms_per_unit
         self.dictionary = dictionary
         self.attributes = dict(attributes)
         self.map = SourceMap(program.source, program.filename)
@@ -191,7 +193,7 @@ class Lowering:
         if decl.feedback.duration is None:
             return 1
         try:
-            delay = parse_duration(decl.feedback.duration)
+            delay = parse_duration(decl.feedback.duration, ms_per_unit=self.ms_per_unit)
         except TimeFormatError as exc:
             raise self.error(str(exc), decl.feedback.pos) from None
         if delay <= 0:
@@ -203,7 +205,7 @@ class Lowering:
         if scope.kind == "between":
             return cep.Between(scope.first, scope.second)  # type: ignore[arg-type]
         try:
-            duration = parse_duration(scope.duration or "")
+            duration = parse_duration(scope.duration or "", ms_per_unit=self.ms_per_unit)
         except TimeFormatError as exc:
             raise self.error(str(exc), scope.pos) from None
         if duration <= 0:

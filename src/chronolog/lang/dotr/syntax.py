@@ -138,7 +138,7 @@ class RuleDecl:
 
 
 @dataclass
-class DotrProgram:
+class DotrTree:
     prefixes: dict[str, str]
     base: str | None
     events: list[EventDecl]
@@ -190,7 +190,7 @@ class _Parser:
 
     # -- top level: split into declarations ------------------------------------------
 
-    def program(self) -> DotrProgram:
+    def program(self) -> DotrTree:
         starts = [(m.start(1), m.group(1)) for m in _TOP.finditer(self.source) if self._depth_zero(m.start(1))]
         first_code = self._first_code()
         if first_code is not None and (not starts or first_code < starts[0][0]):
@@ -218,7 +218,7 @@ class _Parser:
                 events.append(self.event(pos, end))
             else:
                 rules.append(self.rule(pos, end))
-        return DotrProgram(prefixes, base, events, rules, self.source, self.filename, "\n".join(prologue))
+        return DotrTree(prefixes, base, events, rules, self.source, self.filename, "\n".join(prologue))
 
     def _first_code(self) -> int | None:
         for m in re.finditer(r"[^\s]", self.source):
@@ -519,6 +519,6 @@ class _Parser:
         return AggregateNode(func.text.lower(), ref, scope, tuple(where), func.pos)
 
 
-def parse_dotr(source: str, filename: str | None = None) -> DotrProgram:
+def parse_dotr(source: str, filename: str | None = None) -> DotrTree:
     """Parse a DOTR program; errors are ChronologSyntaxError at FILE:LINE:COL."""
     return _Parser(source, filename).program()

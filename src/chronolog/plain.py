@@ -1,0 +1,31 @@
+"""State as plain data: snapshots are pickles of builtins only (dicts, lists, tuples,
+strings, numbers, bytes), and loading refuses anything else, so bytes from a state store
+or a checkpoint can never run code."""
+from __future__ import annotations
+
+import io
+import pickle
+
+from chronolog.errors import ChronologError
+
+
+class SnapshotError(ChronologError, ValueError):
+    """Bytes that are not a snapshot of plain data."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Loads plain data only: any class or function reference is refused."""
+
+    def find_class(self, module: str, name: str) -> object:
+        raise SnapshotError(f"snapshot refers to {module}.{name}; only plain data is allowed")
+
+
+def plain_loads(data: bytes, what: str = "snapshot") -> object:
+    """The plain data of a snapshot; a ``SnapshotError`` (naming ``what`` was expected)
+    for anything else."""
+    try:
+        return _PlainUnpickler(io.BytesIO(data)).load()
+    except SnapshotError:
+        raise
+    except Exception as exc:  # a truncated or foreign pickle raises any of a dozen exception types
+        raise SnapshotError(f"not a {what}: {exc}") from exc
