@@ -50,10 +50,12 @@ class Expressions:
         return order is not None and COMPARISONS[op](order, 0)
 
     def _equal(self, left: tuple[str, object], right: tuple[str, object]) -> bool:
-        """Value equality; terms with no known value (IRIs, unknown datatypes) by identity."""
-        if left[0] == "id" and right[0] == "id" and left[1] == right[1]:
-            return True
-        return equal_values(self.value_of(left), self.value_of(right)) is True
+        """Value equality (so NaN is not equal to itself); terms with no known value (IRIs,
+        unknown datatypes) by identity."""
+        equal = equal_values(self.value_of(left), self.value_of(right))
+        if equal is None:
+            return left[0] == "id" and right[0] == "id" and left[1] == right[1]
+        return equal
 
     def to_id(self, result: tuple[str, object]) -> int:
         kind, payload = result
