@@ -29,7 +29,7 @@ from typing import Any, Union
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.terms import (
-    V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NODE, V_NUMERIC, V_OTHER, V_STRING, XSD, XSD_BOOLEAN,
+    V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_OTHER, V_STRING, XSD, XSD_BOOLEAN,
     XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_FLOAT, XSD_INTEGER, XSD_STRING, Float32, Term, Value,
     float32_repr, literal_value, to_float32,
 )
