@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import struct
 from functools import lru_cache
 from decimal import Decimal, InvalidOperation
 from typing import Union
@@ -25,6 +26,7 @@ XSD_STRING = NamedNode(XSD + "string")
 XSD_INTEGER = NamedNode(XSD + "integer")
 XSD_DECIMAL = NamedNode(XSD + "decimal")
 XSD_DOUBLE = NamedNode(XSD + "double")
+XSD_FLOAT = NamedNode(XSD + "float")
 XSD_BOOLEAN = NamedNode(XSD + "boolean")
 XSD_DATETIME = NamedNode(XSD + "dateTime")
 RDF_LANGSTRING = RDF + "langString"
@@ -48,8 +50,36 @@ _INTEGER_TYPES = frozenset(
         "unsignedByte",
     )
 )
-_FLOAT_TYPES = frozenset((XSD + "double", XSD + "float"))
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+class Float32(float):
+    """The value of an xsd:float: a single-precision number held in a Python float.
+
+    Its own type lets arithmetic keep xsd:float apart from xsd:double, and its rounding
+    lets it compare with a double as XPath says (0.1 as a float is not 0.1 as a double)."""
+
+    __slots__ = ()
+
+
+def to_float32(value: float) -> Float32:
+    """``value`` rounded to single precision (beyond its range: an infinity)."""
+    try:
+        return Float32(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return Float32(math.copysign(math.inf, value))
+
+
+def float32_repr(value: float) -> str:
+    """The shortest decimal text that reads back as the single-precision ``value``."""
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if to_float32(float(text)) == value:
+            return text
+    return repr(value)
+
+
+_SPECIAL_FLOATS = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
 
 
 def parse_datetime_us(lexical: str) -> int:
@@ -83,10 +113,10 @@ def literal_value(term: Literal) -> Value:
             if not text or any(c in text for c in "eEnNiI"):
                 raise ValueError(lexical)
             return (V_NUMERIC, Decimal(text))
-        if dtype in _FLOAT_TYPES:
+        if dtype == XSD + "double" or dtype == XSD + "float":
             text = lexical.strip()
-            special = {"INF": math.inf, "+INF": math.inf, "-INF": -math.inf, "NaN": math.nan}
-            return (V_NUMERIC, special[text] if text in special else float(text))
+            number = _SPECIAL_FLOATS[text] if text in _SPECIAL_FLOATS else float(text)
+            return (V_NUMERIC, number if dtype == XSD + "double" else to_float32(number))
         if dtype == XSD + "boolean":
             text = lexical.strip()
             if text in ("true", "1"):
@@ -113,11 +143,13 @@ def literal_of(value: object) -> Literal:
             text += ".0"
         return Literal(text, datatype=XSD_DECIMAL)
     if isinstance(value, float):
+        datatype = XSD_FLOAT if isinstance(value, Float32) else XSD_DOUBLE
         if math.isnan(value):
-            return Literal("NaN", datatype=XSD_DOUBLE)
+            return Literal("NaN", datatype=datatype)
         if math.isinf(value):
-            return Literal("INF" if value > 0 else "-INF", datatype=XSD_DOUBLE)
-        return Literal(repr(value).replace("e+", "E").replace("e", "E"), datatype=XSD_DOUBLE)
+            return Literal("INF" if value > 0 else "-INF", datatype=datatype)
+        text = float32_repr(value) if datatype is XSD_FLOAT else repr(value)
+        return Literal(text.replace("e+", "E").replace("e", "E"), datatype=datatype)
     if isinstance(value, str):
         return Literal(value)
     raise TypeError(f"no RDF literal for {type(value).__name__} value {value!r}")

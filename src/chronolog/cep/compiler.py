@@ -32,9 +32,10 @@ from chronolog.cep.errors import (
     UnknownEventTypeError,
 )
 from chronolog.cep.events import Event, EventType
-from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term, numeric_avg, numeric_sum
+from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term
 from chronolog.cep.policies import Consumption, Selection
 from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, Scope, Terminator, Within
+from chronolog.values import holds, numeric_avg, numeric_sum
 
 Decoder = Callable[[Hashable], Any]
 AGGREGATE_FUNCTIONS = ("avg", "sum", "min", "max", "count")
@@ -106,6 +107,7 @@ class _Compiler:
             "DEC": decode,
             "NSUM": numeric_sum,
             "NAVG": numeric_avg,
+            "HOLDS": holds,
         }
         self.constants: dict[tuple[type, Any], str] = {}
         self.lines: list[str] = []
@@ -226,8 +228,11 @@ class _Compiler:
             decoded = not cond.compares_raw()
             left = self.render_term(cond.left, local, decoded)
             right = self.render_term(cond.right, local, decoded)
-            parts.append(f"{left} {cond.op} {right}")
-            may_raise |= cond.op not in ("==", "!=") or (decoded and self.decode is not None)
+            if decoded:  # by value: chronolog.values' comparison, which never raises
+                parts.append(f"HOLDS({cond.op!r}, {left}, {right})")
+                may_raise |= self.decode is not None
+            else:
+                parts.append(f"{left} {cond.op} {right}")
         return " and ".join(f"({p})" for p in parts), may_raise
 
     def emit_test(self, conds: tuple[Compare, ...], local: dict[str, _Scope], on_fail: str | None) -> None:

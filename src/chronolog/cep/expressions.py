@@ -3,57 +3,17 @@
 Comparison rule (documented once, followed by the engine and the reference): ``==`` and
 ``!=`` between two attributes compare the raw values (a TESLA parameter binds *the same
 value*, which is what lets the engine index it); every other comparison of an attribute
-(with a constant, or by order) compares decoded values. A comparison that cannot be made
-(``None`` from an empty aggregate, values of incomparable types) is false, as in SPARQL.
+(with a constant, or by order) compares decoded values by :func:`chronolog.values.holds`
+(numbers with XPath's promotion, as SPARQL and the Datalog built-ins do). A comparison
+that cannot be made (``None`` from an empty aggregate, values of incomparable types) is
+false, as in SPARQL.
 """
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Union
-
-_INTEGER = frozenset({int})
-_EXACT = frozenset({int, Decimal})
-_NUMERIC = frozenset({int, Decimal, float})
-
-
-def numeric_sum(values: Sequence[Any]) -> int | Decimal | float | None:
-    """SUM as SPARQL 1.1 defines it: ``op:numeric-add`` with numeric type promotion
-    (integer < decimal < double), so integers sum to an integer, with a decimal among
-    them to a decimal, with a double among them to a double. A value that is not a number
-    (a boolean, a string, a term) makes it an error: None.
-
-    >>> numeric_sum([1, 2]), numeric_sum([1, Decimal("0.5")]), numeric_sum([Decimal("0.5"), 0.25])
-    (3, Decimal('1.5'), 0.75)
-    >>> numeric_sum([1, True]) is None
-    True
-    """
-    kinds = set(map(type, values))
-    if kinds <= _EXACT:
-        return sum(values)
-    if kinds <= _NUMERIC:
-        return sum(map(float, values))
-    return None
-
-
-def numeric_avg(values: Sequence[Any]) -> Decimal | float | None:
-    """AVG as SPARQL 1.1 defines it: SUM / COUNT with ``op:numeric-divide``, whose
-    integer / integer is a decimal: the average of integers or decimals is a decimal, of
-    anything with a double a double. TESLA's average of no value is None (SPARQL's is 0).
-
-    >>> numeric_avg([1, 2]), numeric_avg([1, 2, 2.0]), numeric_avg([])
-    (Decimal('1.5'), 1.6666666666666667, None)
-    """
-    if not values:
-        return None
-    total = numeric_sum(values)
-    if total is None:
-        return None
-    if isinstance(total, float):
-        return total / len(values)
-    return Decimal(total) / len(values)
 
 
 @dataclass(frozen=True)

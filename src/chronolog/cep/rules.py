@@ -101,7 +101,7 @@ class Aggregate:
     The value is read with ``AggValue(name)``: ``count`` and ``sum`` of nothing are 0,
     ``avg``, ``min`` and ``max`` of nothing are ``None`` (so comparisons with it fail).
     Values are decoded before aggregation. ``sum`` and ``avg`` follow SPARQL 1.1's numeric
-    type promotion (``numeric_sum``, ``numeric_avg``): the average of integers is a
+    type promotion (``chronolog.values.numeric_sum``, ``numeric_avg``): the average of integers is a
     ``Decimal``, a double among the values makes a float, a non-number makes ``None``.
     """
 

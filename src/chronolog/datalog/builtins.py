@@ -1,19 +1,17 @@
 """Comparisons and arithmetic in rule bodies, compiled to closures over term ids.
 
-Values follow SPARQL's operator mapping: numbers compare and compute across integer,
-decimal and double; strings, booleans and dateTimes compare within their own kind;
-``=`` and ``!=`` on anything else compare the terms themselves. A type error makes a
-comparison false and an assignment drop the solution (SPARQL's error semantics).
+The values are :mod:`chronolog.values`' (SPARQL's operator mapping, XPath's numeric
+promotion): numbers compare and compute across integer, decimal, float and double;
+strings, booleans and dateTimes compare within their own kind; ``=`` and ``!=`` on
+anything else compare the terms themselves. A type error makes a comparison false and an
+assignment drop the solution (SPARQL's error semantics).
 """
 from __future__ import annotations
 
-import operator
-from decimal import Decimal
 from typing import Callable
 
-from chronolog.terms import V_BOOLEAN, V_DATETIME, V_NUMERIC, V_STRING, TermDictionary
-
-_ORDERED = (V_NUMERIC, V_STRING, V_BOOLEAN, V_DATETIME)
+from chronolog.terms import V_NUMERIC, TermDictionary
+from chronolog.values import COMPARISONS, arithmetic, compare_values, equal_values, negate
 
 
 class _Error(Exception):
@@ -24,39 +22,12 @@ class _Error(Exception):
 # ("id", term id) for plain terms or ("v", (value class, value)) for computed values.
 Evaluator = Callable[[tuple[int, ...]], tuple[str, object]]
 
-_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
-_CMP = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
 
 def _numeric(value: tuple[int, object]) -> object:
     vclass, v = value
     if vclass != V_NUMERIC:
         raise _Error("not a number")
     return v
-
-
-def _promote(a: object, b: object) -> tuple[object, object]:
-    if isinstance(a, float) or isinstance(b, float):
-        return float(a), float(b)  # type: ignore[arg-type]
-    if isinstance(a, Decimal) or isinstance(b, Decimal):
-        return Decimal(a), Decimal(b)  # type: ignore[arg-type]
-    return a, b
-
-
-def arithmetic(op: str, left: object, right: object | None) -> object:
-    """``left op right`` on Python numbers with xsd type promotion; raises _Error on errors."""
-    if op == "neg":
-        return -left  # type: ignore[operator]
-    a, b = _promote(left, right)
-    if op == "/":
-        if isinstance(a, float):
-            if b == 0:
-                raise _Error("division by zero")
-            return a / b  # type: ignore[operator]
-        if b == 0:
-            raise _Error("division by zero")
-        return Decimal(a) / Decimal(b)  # type: ignore[arg-type]
-    return _ARITH[op](a, b)
 
 
 class Expressions:
@@ -75,23 +46,16 @@ class Expressions:
         if op in ("=", "!="):
             equal = self._equal(left, right)
             return equal if op == "=" else not equal
-        a = self.value_of(left)
-        b = self.value_of(right)
-        if a[0] != b[0] or a[0] not in _ORDERED:
-            return False
-        try:
-            return bool(_CMP[op](a[1], b[1]))
-        except TypeError:
-            return False
+        order = compare_values(self.value_of(left), self.value_of(right))
+        return order is not None and COMPARISONS[op](order, 0)
 
     def _equal(self, left: tuple[str, object], right: tuple[str, object]) -> bool:
-        if left[0] == "id" and right[0] == "id" and left[1] == right[1]:
-            return True
-        a = self.value_of(left)
-        b = self.value_of(right)
-        if a[0] == b[0] and a[0] in _ORDERED:
-            return a[1] == b[1]
-        return False
+        """Value equality (so NaN is not equal to itself); terms with no known value (IRIs,
+        unknown datatypes) by identity."""
+        equal = equal_values(self.value_of(left), self.value_of(right))
+        if equal is None:
+            return left[0] == "id" and right[0] == "id" and left[1] == right[1]
+        return equal
 
     def to_id(self, result: tuple[str, object]) -> int:
         kind, payload = result
@@ -135,9 +99,10 @@ class Expressions:
 
         def run(values: tuple[int, ...]) -> tuple[str, object]:
             a = _numeric(value_of(left(values)))
-            b = None if right is None else _numeric(value_of(right(values)))
             try:
-                return ("v", (V_NUMERIC, arithmetic(op, a, b)))
+                if right is None:
+                    return ("v", (V_NUMERIC, negate(a)))  # type: ignore[arg-type]
+                return ("v", (V_NUMERIC, arithmetic(op, a, _numeric(value_of(right(values))))))  # type: ignore[arg-type]
             except (ArithmeticError, TypeError, ValueError) as exc:
                 raise _Error(str(exc)) from exc
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import operator
 from collections import defaultdict
-from decimal import Decimal
 from itertools import islice
 from typing import Any, Callable, Iterable, Iterator
 
@@ -22,12 +21,12 @@ from pyoxigraph import Literal
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
-from chronolog.sparql.expressions import (
-    XSD_INTEGER, Context, OrderKey, arith, compile_expr, ebv, make_numeric, numeric,
-    string_parts,
-)
+from chronolog.sparql.expressions import Context, OrderKey, compile_expr, string_parts
 from chronolog.store import TRIPLE, Database, Layers
-from chronolog.terms import V_NUMERIC, TermDictionary
+from chronolog.terms import V_NUMERIC, XSD_INTEGER, TermDictionary
+from chronolog.values import (
+    INTEGER, arith, compare_numbers, ebv, make_numeric, numeric, numeric_avg, numeric_literal, numeric_sum,
+)
 
 QUAD = "quad"
 DEFAULT = None  # the active graph when it is the default graph
@@ -326,33 +325,29 @@ class Evaluator:
         if agg.distinct:
             ids = list(dict.fromkeys(ids))
         if agg.name == "COUNT":
-            return make_numeric(0, len(ids))
+            return make_numeric(INTEGER, len(ids))
         cache = self._numbers
         decode = self.d.decode
-        rank, total = 0, 0
+        numbers = []
         for i in ids:
             n = cache.get(i, False)
             if n is False:
                 n = cache[i] = numeric(decode(i))
             if n is None:
                 return None  # a non-numeric value: the aggregate is an error
-            r, v = n
-            if r > rank:
-                rank = r
-                total = Decimal(total) if rank == 1 else float(total)
-            total = total + (Decimal(v) if rank == 1 else float(v) if rank >= 2 else v)
+            numbers.append(n[1])
         if agg.name == "SUM":
-            return make_numeric(rank, total)
-        if not ids:
-            return make_numeric(0, 0)
-        return arith("/", make_numeric(rank, total), make_numeric(0, len(ids)))
+            return numeric_literal(numeric_sum(numbers))
+        if not numbers:
+            return make_numeric(INTEGER, 0)
+        return numeric_literal(numeric_avg(numbers))
 
     def aggregate(self, agg: A.Aggregate, f: Callable | None, rows: list) -> Any:
         name = agg.name
         if f is None:  # COUNT(*)
             if agg.distinct:
-                return make_numeric(0, len({frozenset(r.items()) for r in rows}))
-            return make_numeric(0, len(rows))
+                return make_numeric(INTEGER, len({frozenset(r.items()) for r in rows}))
+            return make_numeric(INTEGER, len(rows))
         values = [f(r) for r in rows]
         values = [v for v in values if v is not None]
         if agg.distinct:
@@ -363,7 +358,7 @@ class Evaluator:
                     uniq.append(v)
             values = uniq
         if name == "COUNT":
-            return make_numeric(0, len(values))
+            return make_numeric(INTEGER, len(values))
         if name == "SAMPLE":
             return values[0] if values else None
         if name in ("SUM", "AVG"):
@@ -666,9 +661,8 @@ def fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
         cls, v = value(i)
         if cls != V_NUMERIC:
             return False
-        tv = type(v)
-        if tv is ctype or tv is int or ctype is int:
+        if type(v) is ctype:
             return cmp(v, c)
-        # decimal against double: SPARQL promotes the decimal to double
-        return cmp(float(v), float(c))
+        order = compare_numbers(v, c)  # XPath promotion of mixed types
+        return order is not None and cmp(order, 0)
     return test

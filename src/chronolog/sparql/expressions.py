@@ -34,24 +34,18 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
 from chronolog.terms import (
-    RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_OTHER, V_STRING, XSD, XSD_BOOLEAN,
-    XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING, TermDictionary, literal_value,
+    RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_STRING, XSD, XSD_DATETIME, XSD_DECIMAL,
+    XSD_DOUBLE, XSD_INTEGER, XSD_STRING, TermDictionary, literal_value,
+)
+from chronolog.values import (
+    CAST_IRIS, DATETIME_RE, FALSE, TRUE, arith, cast, compare, decimal_lexical, ebv,
+    equals, float_lexical, make_numeric, negate, numeric, numeric_literal,
 )
 
 Term = Any
 Fn = Callable[[dict], Term]
 
-XSD_FLOAT = NamedNode(XSD + "float")
 XSD_DAYTIMEDURATION = NamedNode(XSD + "dayTimeDuration")
-TRUE = Literal("true", datatype=XSD_BOOLEAN)
-FALSE = Literal("false", datatype=XSD_BOOLEAN)
-
-_INT_TYPES = {XSD + t for t in (
-    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "nonPositiveInteger",
-    "positiveInteger", "negativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte")}
-# numeric type rank for promotion: integer < decimal < float < double
-_RANK = {XSD + "decimal": 1, XSD + "float": 2, XSD + "double": 3}
-_RANK_TYPE = {0: XSD_INTEGER, 1: XSD_DECIMAL, 2: XSD_FLOAT, 3: XSD_DOUBLE}
 
 
 class Context:
@@ -69,60 +63,6 @@ class Context:
         """Per-execution state: NOW() is fixed for one execution."""
         self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
         self.bnodes = {}
-
-
-# ---- values ------------------------------------------------------------------------------
-def value_of(t: Term) -> tuple[int, Any]:
-    if isinstance(t, Literal):
-        return literal_value(t)
-    return (0, None)
-
-
-def numeric(t: Term) -> tuple[int, Any] | None:
-    """(type rank, Python number) of a numeric literal, else None."""
-    if not isinstance(t, Literal):
-        return None
-    dt = t.datatype.value
-    if dt in _INT_TYPES:
-        rank = 0
-    else:
-        rank = _RANK.get(dt)
-        if rank is None:
-            return None
-    cls, v = literal_value(t)
-    if cls != V_NUMERIC:
-        return None
-    return rank, v
-
-
-def make_numeric(rank: int, v: Any) -> Literal:
-    if rank == 0:
-        return Literal(str(int(v)), datatype=XSD_INTEGER)
-    if rank == 1:
-        return Literal(_decimal_lexical(Decimal(v)), datatype=XSD_DECIMAL)
-    return Literal(_double_lexical(float(v)), datatype=_RANK_TYPE[rank])
-
-
-def _decimal_lexical(d: Decimal) -> str:
-    if d == d.to_integral_value():
-        return str(d.quantize(Decimal(1))) + ".0"
-    text = format(d.normalize(), "f")
-    return text
-
-
-def _double_lexical(f: float) -> str:
-    """Canonical xsd:double lexical form (shortest round-trip mantissa, e.g. 1.25E2)."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "INF" if f > 0 else "-INF"
-    if f == 0:
-        return "0.0E0" if math.copysign(1, f) > 0 else "-0.0E0"
-    sign, digits, exp = Decimal(repr(f)).normalize().as_tuple()
-    ds = "".join(map(str, digits))
-    e = len(ds) - 1 + exp
-    mant = ds[0] + "." + (ds[1:] or "0")
-    return ("-" if sign else "") + f"{mant}E{e}"
 
 
 def string_parts(t: Term) -> tuple[str, str | None] | None:
@@ -143,133 +83,11 @@ def _same_kind(lex: str, like: Term) -> Literal:
     return Literal(lex)
 
 
-def ebv(t: Term) -> bool | None:
-    """Effective boolean value; None for an error."""
-    if t is None or not isinstance(t, Literal):
-        return None
-    if t.language:
-        return len(t.value) > 0
-    dt = t.datatype.value
-    if dt == XSD + "string":
-        return len(t.value) > 0
-    if dt == XSD + "boolean":
-        cls, v = literal_value(t)
-        return bool(v) if cls == V_BOOLEAN else False
-    if dt in _INT_TYPES or dt in _RANK:
-        cls, v = literal_value(t)
-        if cls != V_NUMERIC:
-            return False
-        return not (v == 0 or (isinstance(v, float) and math.isnan(v)))
-    return None
-
-
 def _bool(b: bool | None) -> Term:
     return None if b is None else (TRUE if b else FALSE)
 
 
-# ---- comparison --------------------------------------------------------------------------
-_XSD_DATE = XSD + "date"
-_TEMPORAL_RE = re.compile(
-    r"^(-?\d{4,})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?))?(Z|[+-]\d{2}:\d{2})?$")
-_FOURTEEN_HOURS = 14 * 3600
-
-
-def _temporal(t: Term) -> tuple[str, float, bool] | None | bool:
-    """(kind, seconds since epoch, has timezone) of an xsd:dateTime / xsd:date literal;
-    False for an ill-typed one; None when ``t`` is not one."""
-    if not isinstance(t, Literal):
-        return None
-    dt = t.datatype.value
-    if dt not in (XSD + "dateTime", _XSD_DATE):
-        return None
-    m = _TEMPORAL_RE.match(t.value.strip())
-    if m is None or (dt == _XSD_DATE) != (m.group(4) is None):
-        return False
-    try:
-        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        day = datetime(y, mo, d, tzinfo=timezone.utc).timestamp() if 1 <= y <= 9999 else None
-    except ValueError:
-        return False
-    if day is None:
-        return False
-    secs = day
-    if m.group(4) is not None:
-        secs += int(m.group(4)) * 3600 + int(m.group(5)) * 60 + float(m.group(6))
-    tz = m.group(7)
-    if tz and tz != "Z":
-        sign = -1 if tz[0] == "-" else 1
-        secs -= sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
-    return ("date" if dt == _XSD_DATE else "dateTime", secs, tz is not None)
-
-
-def _temporal_cmp(a: tuple, b: tuple) -> int | None:
-    """XPath order of two instants; None when a timezone-less one makes it indeterminate."""
-    diff = a[1] - b[1]
-    if a[2] != b[2] and abs(diff) <= _FOURTEEN_HOURS:
-        return None
-    return (diff > 0) - (diff < 0)
-
-def equals(a: Term, b: Term) -> bool | None:
-    """SPARQL ``=``: value equality for known literals, term equality else; None for an error."""
-    if a is None or b is None:
-        return None
-    la, lb = isinstance(a, Literal), isinstance(b, Literal)
-    if not (la and lb):
-        return a == b
-    ta, tb = _temporal(a), _temporal(b)
-    if ta or tb:
-        if ta and tb:
-            if ta[0] != tb[0]:
-                return False
-            c = _temporal_cmp(ta, tb)
-            return None if c is None else c == 0
-        if a == b:
-            return True
-        other = tb if ta else ta
-        if other is False:  # an ill-typed date
-            return None
-        oc = literal_value(b if ta else a)[0]
-        return None if oc == V_OTHER else False
-    ca, va = literal_value(a)
-    cb, vb = literal_value(b)
-    if ca == cb and ca not in (V_OTHER,):
-        if ca == V_DATETIME:
-            return va == vb
-        return va == vb
-    if a == b:
-        return True
-    # different value spaces: a language-tagged string equals no other kind of literal;
-    # a literal of an unknown datatype (or ill-typed) cannot be compared: an error
-    if ca == V_LANGSTRING or cb == V_LANGSTRING:
-        return False
-    if ca == V_OTHER or cb == V_OTHER:
-        return None
-    return False
-
-
-def compare(a: Term, b: Term) -> int | None:
-    """-1/0/1 for ``<`` between comparable literals, None for a type error."""
-    if not (isinstance(a, Literal) and isinstance(b, Literal)):
-        return None
-    ta, tb = _temporal(a), _temporal(b)
-    if ta or tb:
-        if ta and tb and ta[0] == tb[0]:
-            return _temporal_cmp(ta, tb)
-        return None
-    ca, va = literal_value(a)
-    cb, vb = literal_value(b)
-    if ca != cb or ca in (V_OTHER, V_LANGSTRING, 0):
-        return None
-    if ca == V_NUMERIC and ((isinstance(va, float) and math.isnan(va)) or (isinstance(vb, float) and math.isnan(vb))):
-        return None
-    try:
-        if isinstance(va, Decimal) and isinstance(vb, float) or isinstance(vb, Decimal) and isinstance(va, float):
-            va, vb = float(va), float(vb)
-        return (va > vb) - (va < vb)
-    except TypeError:
-        return None
-
-
+# ---- ordering ----------------------------------------------------------------------------
 def order_key(t: Term) -> tuple:
     """Total order of ORDER BY: unbound < blank nodes < IRIs < literals (by value where possible)."""
     if t is None:
@@ -312,36 +130,6 @@ class OrderKey:
         return isinstance(other, OrderKey) and self.key == other.key
 
 
-# ---- arithmetic --------------------------------------------------------------------------
-def arith(op: str, a: Term, b: Term) -> Term:
-    na, nb = numeric(a), numeric(b)
-    if na is None or nb is None:
-        return None
-    rank = max(na[0], nb[0])
-    x, y = na[1], nb[1]
-    if rank == 1:
-        x, y = Decimal(x), Decimal(y)
-    elif rank >= 2:
-        x, y = float(x), float(y)
-    if op == "+":
-        r = x + y
-    elif op == "-":
-        r = x - y
-    elif op == "*":
-        r = x * y
-    else:
-        if rank == 0:
-            rank = 1
-            x, y = Decimal(x), Decimal(y)
-        if y == 0:
-            if rank <= 1:
-                return None
-            r = math.nan if x == 0 or math.isnan(x) else math.copysign(math.inf, x) * math.copysign(1, y)
-        else:
-            r = x / y
-    return make_numeric(rank, r)
-
-
 # ---- strings -----------------------------------------------------------------------------
 def _compatible(a: Term, b: Term) -> tuple[str, str] | None:
     """Argument compatibility of two-string functions (CONTAINS, STRSTARTS, ...)."""
@@ -353,14 +141,10 @@ def _compatible(a: Term, b: Term) -> tuple[str, str] | None:
     return pa[0], pb[0]
 
 
-_DT_RE = re.compile(
-    r"^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$")
-
-
 def _dt_parts(t: Term) -> re.Match | None:
     if not isinstance(t, Literal) or t.datatype != XSD_DATETIME:
         return None
-    return _DT_RE.match(t.value.strip())
+    return DATETIME_RE.match(t.value.strip())
 
 
 def _xpath_regex(pattern: str, flags: str) -> re.Pattern | None:
@@ -419,110 +203,6 @@ def _substr(s: str, start: Term, length: Term | None) -> str | None:
     last = first + rnd(ln) if not math.isinf(ln) else math.inf
     chars = list(s)
     return "".join(c for i, c in enumerate(chars, 1) if first <= i < last)
-
-
-# ---- casts -------------------------------------------------------------------------------
-_INT_LEX = re.compile(r"^[+-]?\d+$")
-_DEC_LEX = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
-_DBL_LEX = re.compile(r"^([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)$")
-
-
-def cast(iri: str, t: Term) -> Term:
-    if t is None or isinstance(t, BlankNode):
-        return None
-    if iri == XSD + "string":
-        if isinstance(t, NamedNode):
-            return Literal(t.value)
-        if t.language:
-            return Literal(t.value)
-        if t.datatype == XSD_BOOLEAN:
-            cls, v = literal_value(t)
-            return Literal(("true" if v else "false") if cls == V_BOOLEAN else t.value)
-        n = numeric(t)
-        if n is not None and n[0] >= 2:
-            f = float(n[1])
-            if math.isnan(f) or math.isinf(f) or not (f == 0 or 1e-6 <= abs(f) < 1e6):
-                return Literal(_double_lexical(f))
-            text = repr(f)
-            return Literal(text[:-2] if text.endswith(".0") else text)
-        if n is not None and n[0] == 1:
-            d = Decimal(n[1])
-            return Literal(str(int(d)) if d == d.to_integral_value() else format(d.normalize(), "f"))
-        if n is not None:
-            return Literal(str(n[1]))
-        return Literal(t.value)
-    if isinstance(t, NamedNode):
-        return None
-    lex = t.value.strip() if not t.language else None
-    if lex is None:
-        return None
-    is_str = t.datatype == XSD_STRING
-    n = numeric(t)
-    if t.datatype.value.startswith(XSD) and n is None and not is_str and t.datatype not in (XSD_BOOLEAN, XSD_DATETIME):
-        return None
-    cls, v = literal_value(t)
-    if cls == V_OTHER and not is_str:
-        return None
-    if iri == XSD + "boolean":
-        if is_str:
-            if lex in ("true", "1"):
-                return TRUE
-            if lex in ("false", "0"):
-                return FALSE
-            return None
-        if t.datatype == XSD_BOOLEAN:
-            return TRUE if v else FALSE
-        if n is not None:
-            return FALSE if v == 0 or (isinstance(v, float) and math.isnan(v)) else TRUE
-        return None
-    if iri in (XSD + "double", XSD + "float"):
-        dt = NamedNode(iri)
-        if is_str:
-            if not _DBL_LEX.match(lex):
-                return None
-            f = float(lex.replace("INF", "inf").replace("NaN", "nan"))
-        elif t.datatype == XSD_BOOLEAN:
-            f = 1.0 if v else 0.0
-        elif n is not None:
-            f = float(v)
-        else:
-            return None
-        return Literal(_double_lexical(f), datatype=dt)
-    if iri == XSD + "decimal":
-        if is_str:
-            if not _DEC_LEX.match(lex):
-                return None
-            d = Decimal(lex)
-        elif t.datatype == XSD_BOOLEAN:
-            d = Decimal(1 if v else 0)
-        elif n is not None:
-            if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-                return None
-            d = Decimal(str(v)) if isinstance(v, float) else Decimal(v)
-        else:
-            return None
-        return Literal(_decimal_lexical(d), datatype=XSD_DECIMAL)
-    if iri == XSD + "integer" or iri in _INT_TYPES:
-        if is_str:
-            if not _INT_LEX.match(lex):
-                return None
-            i = int(lex)
-        elif t.datatype == XSD_BOOLEAN:
-            i = 1 if v else 0
-        elif n is not None:
-            if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
-                return None
-            i = int(v)
-        else:
-            return None
-        return Literal(str(i), datatype=XSD_INTEGER)
-    if iri == XSD + "dateTime":
-        if is_str or t.datatype == XSD_DATETIME:
-            if not _DT_RE.match(lex):
-                return None
-            return Literal(lex, datatype=XSD_DATETIME)
-        return None
-    return None
 
 
 # ---- the function library ----------------------------------------------------------------
@@ -700,7 +380,7 @@ def _dt_field(idx: int, kind: str) -> Callable[[Term], Term]:
         v = m.group(idx)
         if kind == "int":
             return Literal(str(int(v)), datatype=XSD_INTEGER)
-        return Literal(_decimal_lexical(Decimal(v)), datatype=XSD_DECIMAL)
+        return Literal(decimal_lexical(Decimal(v)), datatype=XSD_DECIMAL)
     return f
 
 
@@ -789,7 +469,7 @@ STRICT: dict[str, tuple[Callable[..., Term], int, int]] = {
     "REGEX": (_regex_fn, 2, 3),
     "SUBSTR": (_substr_fn, 2, 3),
     "REPLACE": (_replace, 3, 4),
-    "UMINUS": (lambda a: arith("-", Literal("0", datatype=XSD_INTEGER), a) if numeric(a) else None, 1, 1),
+    "UMINUS": (lambda a: None if (n := numeric(a)) is None else numeric_literal(negate(n[1])), 1, 1),
     "UPLUS": (lambda a: a if numeric(a) else None, 1, 1),
     "+": (lambda a, b: arith("+", a, b), 2, 2),
     "-": (lambda a, b: arith("-", a, b), 2, 2),
@@ -803,8 +483,6 @@ STRICT: dict[str, tuple[Callable[..., Term], int, int]] = {
     ">=": (lambda a, b: _bool(None if (c := compare(a, b)) is None else c >= 0), 2, 2),
     "!": (lambda a: _bool(None if (e := ebv(a)) is None else not e), 1, 1),
 }
-
-CAST_IRIS = frozenset(XSD + t for t in ("string", "boolean", "double", "float", "decimal", "integer", "dateTime")) | _INT_TYPES
 
 SPECIAL = frozenset({"BOUND", "IF", "COALESCE", "&&", "||", "IN", "NOT IN", "IRI", "URI", "BNODE",
                      "RAND", "NOW", "UUID", "STRUUID"})
@@ -958,7 +636,7 @@ def compile_expr(expr: A.Expr, ctx: Context) -> Fn:
             return b
         return bnode
     if name == "RAND":
-        return lambda sol: Literal(_double_lexical(random.random()), datatype=XSD_DOUBLE)
+        return lambda sol: Literal(float_lexical(random.random()), datatype=XSD_DOUBLE)
     if name == "NOW":
         return lambda sol: ctx.now
     if name == "UUID":

@@ -37,7 +37,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from chronolog.errors import ChronologSyntaxError
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
-from chronolog.sparql.expressions import numeric
+from chronolog.values import numeric
 
 _LOCK = threading.Lock()
 BNODE_PREFIX = "_b_"
