@@ -95,6 +95,7 @@ class LarsEngine(Program):
         self.counts: dict[int, int] = {}  # time point -> the count up to and including it
         self.data: deque[tuple[int, list[Fact]]] = deque()  # data facts by time point, for eviction
         self.now = 0  # the time point being evaluated
+        self._texts: dict[tuple, str] = {}  # atom -> text, for the atoms of the last output
 
     # -- the program contract -------------------------------------------------------
 
@@ -219,7 +220,9 @@ class LarsEngine(Program):
     def _output(self, t: int) -> tuple[str, ...]:
         atoms = {(f.pred[0], f.args) for pred in self.intensional for f in self.store.facts(pred)
                  if f.at is None or f.at == t}
-        return tuple(sorted(atom_text(a) for a in atoms))
+        known = self._texts  # the texts of the last output: most atoms hold on
+        self._texts = {a: known.get(a) or atom_text(a) for a in atoms}
+        return tuple(sorted(self._texts.values()))
 
     # -- joins ----------------------------------------------------------------------
 
