@@ -39,7 +39,6 @@ PLANNED = {
     "epsparql": ("EP-SPARQL", ".eps"),
     "csparql": ("C-SPARQL", ".csparql"),
     "rspql": ("RSP-QL", ".rspql"),
-    "lars": ("LARS", ".lars"),
 }
 
 

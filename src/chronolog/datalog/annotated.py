@@ -1,0 +1,144 @@
+"""A time-annotated fact store: facts that hold from a consideration time to a horizon.
+
+Windowed reasoning keeps facts that are true only for a while. A fact here carries the time
+point it is about (``at``, or None: the current evaluation time, whatever it is), its
+consideration time (when it was derived: semi-naive evaluation across time points joins
+only combinations with at least one fact considered now) and its expiration in two
+dimensions, a time horizon and a count horizon (a number of atoms received); it is dropped
+as soon as either is passed. Facts are found by predicate and by the values at any set of
+argument positions through hash indexes built on first use and kept up to date.
+
+One store serves every windowed maintenance scheme: Laser's annotations (consideration and
+horizon times and their tuple-count counterparts, :mod:`chronolog.lang.lars.engine`) use
+it now, and Barbieri's expiration-time maintenance is the same store with the count
+horizon left at infinity (a fact's horizon is its expiration time).
+
+>>> store = AnnotatedStore()
+>>> store.insert(Fact(("p", 2), ("a", "b"), None, 1, horizon=3))
+>>> store.insert(Fact(("p", 2), ("a", "c"), None, 1, horizon=5))
+>>> [f.args for f in store.matching(("p", 2), (1,), ("c",))]
+[('a', 'c')]
+>>> [f.args for f in store.expire(4, 0)], len(store)
+([('a', 'b')], 1)
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import sys
+from typing import Iterable, Iterator
+
+INFINITY = sys.maxsize
+
+
+class Fact:
+    """A fact with its annotation; ``seq`` is free for the owner (Laser: a data atom's
+    arrival number)."""
+
+    __slots__ = ("pred", "args", "at", "consider", "horizon", "count_horizon", "seq", "serial", "alive")
+
+    def __init__(self, pred: tuple[str, int], args: tuple, at: int | None, consider: int, *,
+                 horizon: int = INFINITY, count_horizon: int = INFINITY, seq: int | None = None) -> None:
+        self.pred = pred
+        self.args = args
+        self.at = at
+        self.consider = consider
+        self.horizon = horizon
+        self.count_horizon = count_horizon
+        self.seq = seq
+        self.serial = 0
+        self.alive = False
+
+    def state(self) -> tuple:
+        """The fact as plain data (for snapshots)."""
+        return (self.pred, self.args, self.at, self.consider, self.horizon, self.count_horizon, self.seq)
+
+    @classmethod
+    def from_state(cls, state: tuple) -> "Fact":
+        pred, args, at, consider, horizon, count_horizon, seq = state
+        return cls(pred, args, at, consider, horizon=horizon, count_horizon=count_horizon, seq=seq)
+
+    def __repr__(self) -> str:
+        return f"Fact({self.pred[0]}{self.args}@{self.at}[{self.consider},{self.horizon}|{self.count_horizon}])"
+
+
+class AnnotatedStore:
+    """Facts by predicate, with hash indexes on argument positions and expiry heaps."""
+
+    def __init__(self) -> None:
+        self._serials = itertools.count(1)
+        self._by_pred: dict[tuple[str, int], dict[int, Fact]] = {}
+        self._indexes: dict[tuple[tuple[str, int], tuple[int, ...]], dict[tuple, dict[int, Fact]]] = {}
+        self._positions: dict[tuple[str, int], list[tuple[int, ...]]] = {}
+        self._by_horizon: list[tuple[int, int, Fact]] = []
+        self._by_count: list[tuple[int, int, Fact]] = []
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def insert(self, fact: Fact) -> None:
+        fact.serial = next(self._serials)
+        fact.alive = True
+        self._size += 1
+        self._by_pred.setdefault(fact.pred, {})[fact.serial] = fact
+        for positions in self._positions.get(fact.pred, ()):
+            key = tuple(fact.args[i] for i in positions)
+            self._indexes[fact.pred, positions].setdefault(key, {})[fact.serial] = fact
+        if fact.horizon != INFINITY:
+            heapq.heappush(self._by_horizon, (fact.horizon, fact.serial, fact))
+        if fact.count_horizon != INFINITY:
+            heapq.heappush(self._by_count, (fact.count_horizon, fact.serial, fact))
+
+    def remove(self, fact: Fact) -> None:
+        """Drop a fact now (before its horizons)."""
+        if not fact.alive:
+            return
+        fact.alive = False
+        self._size -= 1
+        del self._by_pred[fact.pred][fact.serial]
+        for positions in self._positions.get(fact.pred, ()):
+            index = self._indexes[fact.pred, positions]
+            key = tuple(fact.args[i] for i in positions)
+            bucket = index[key]
+            del bucket[fact.serial]
+            if not bucket:
+                del index[key]
+
+    def expire(self, time: int, count: int) -> list[Fact]:
+        """Drop and return the facts whose horizon is before ``time`` or whose count
+        horizon is below ``count``."""
+        gone = []
+        for heap, now in ((self._by_horizon, time), (self._by_count, count)):
+            while heap and heap[0][0] < now:
+                fact = heapq.heappop(heap)[2]
+                if fact.alive:
+                    self.remove(fact)
+                    gone.append(fact)
+        return gone
+
+    def facts(self, pred: tuple[str, int]) -> Iterable[Fact]:
+        """Every fact of ``pred``, oldest first."""
+        return self._by_pred.get(pred, {}).values()
+
+    def matching(self, pred: tuple[str, int], positions: tuple[int, ...], key: tuple) -> Iterable[Fact]:
+        """The facts of ``pred`` whose arguments at ``positions`` are ``key``."""
+        if not positions:
+            return self.facts(pred)
+        index = self._indexes.get((pred, positions))
+        if index is None:
+            index = self._build(pred, positions)
+        return index.get(key, {}).values()
+
+    def _build(self, pred: tuple[str, int], positions: tuple[int, ...]) -> dict[tuple, dict[int, Fact]]:
+        index: dict[tuple, dict[int, Fact]] = {}
+        for fact in self.facts(pred):
+            index.setdefault(tuple(fact.args[i] for i in positions), {})[fact.serial] = fact
+        self._indexes[pred, positions] = index
+        self._positions.setdefault(pred, []).append(positions)
+        return index
+
+    def __iter__(self) -> Iterator[Fact]:
+        """Every fact, by predicate, oldest first."""
+        for facts in self._by_pred.values():
+            yield from facts.values()

@@ -1,0 +1,381 @@
+"""Incremental evaluation of LARS programs (Laser's Algorithms 1 and 2), as a program of the
+program contract.
+
+Every fact lives in one :class:`~chronolog.datalog.annotated.AnnotatedStore`, annotated
+with a consideration time and a horizon (time and count):
+
+- a data atom at u: ``at`` u, considered at u, never expiring by itself (it is evicted once
+  no window can reach it); its arrival number ``seq`` places it in tuple windows;
+- a derived atom: ``at`` None (the head ``a``: it holds at every evaluation time in its
+  annotation) or ``at`` T (the head ``@(T, a)``), considered when derived, with the
+  horizon of the body instance that derived it (the smallest of its literals').
+
+Algorithm 2: a positive literal grounded on a fact holds at the current time t for as
+long as the fact and the window allow: ``diamond`` and ``@`` over a time window of size m
+on a fact at u until u + m, over a tuple window of size n until n more data atoms have
+arrived after it (the count horizon), a plain atom only at t. ``box``, negation, and
+``@`` over a fact of the current time point are decided anew at each time point (horizon
+t). Algorithm 1 with sSNE: at t, a rule joins, for each positive literal, the facts
+considered at t with all facts for the others (a combination of old facts was derived when
+its newest fact was new, with a horizon that still covers t); rules with ``box`` or
+negation are evaluated in full at each time point; strata bottom up; the output at t is
+every atom of an intensional predicate that holds at t. Only atoms of the current time
+point and ``@``-heads exist at other times than t (Definitions 5-6): a derived ``a``
+holds at t, never in the past of a later time point.
+"""
+from __future__ import annotations
+
+import pickle
+from collections import deque
+from typing import Iterator
+
+from chronolog.atomstreams import Value, atom_text, parse_atom
+from chronolog.datalog.annotated import INFINITY, AnnotatedStore, Fact
+from chronolog.errors import ChronologError
+from chronolog.lang.lars.builtins import arithmetic, compare
+from chronolog.lang.lars.check import (
+    AT, BOX, DIAMOND, PLAIN, CheckedProgram, CheckedRule, ExtLiteral, Pred, Window, binding_order,
+)
+from chronolog.lang.lars.syntax import Comp, Const, Math, Term, Var
+from chronolog.program.contract import ATOMS_IN, UNNAMED, Inputs, Program, UnknownStreamError
+from chronolog.program.outputs import ATOMS, AtomsOutput, Output
+from chronolog.terms import TermDictionary
+
+Binding = dict[str, Value]
+# (binding, time horizon, count horizon): one way the body holds at t
+Match = tuple[Binding, int, int]
+
+
+class OrderError(ChronologError):
+    """A time point pushed that is not later than the last one."""
+
+
+def _value(term: Term, binding: Binding) -> Value:
+    return binding[term.name] if isinstance(term, Var) else term.value  # type: ignore[union-attr]
+
+
+class _Rule:
+    """A checked rule made ready for joining."""
+
+    def __init__(self, rule: CheckedRule) -> None:
+        self.rule = rule
+        self.positives = [b for b in rule.body if isinstance(b, ExtLiteral) and b.positive]
+        self.tests = [b for b in binding_order(rule.body) if not (isinstance(b, ExtLiteral) and b.positive)]
+        # evaluated in full at every time point: decided anew each time (box, negation)
+        self.full = not self.positives or any(
+            isinstance(b, ExtLiteral) and (not b.positive or b.modality == BOX) for b in rule.body)
+        self.reads = {b.pred for b in rule.body if isinstance(b, ExtLiteral)}
+        self.head_pred: Pred = (rule.head.pred, len(rule.head.args))
+
+
+class LarsEngine(Program):
+    """A LARS program evaluated incrementally (see the module docstring)."""
+
+    output_kind = ATOMS
+    input_kind = ATOMS_IN
+
+    def __init__(self, program: CheckedProgram, dictionary: TermDictionary | None = None) -> None:
+        self.checked = program
+        self.dictionary = dictionary or TermDictionary()
+        self.warnings = []
+        self.rules = [_Rule(r) for r in program.rules]
+        self.intensional = program.intensional
+        windows = [lit.window for r in program.rules for lit in r.literals]
+        unbounded = any(lit.window is None and lit.modality != PLAIN for r in program.rules for lit in r.literals)
+        self._time_reach = None if unbounded else max((w.size for w in windows if w and not w.tuple), default=0)
+        self._tuple_reach = max((w.size for w in windows if w and w.tuple), default=0)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.store = AnnotatedStore()
+        self.first: int | None = None  # t1, the first time point of the timeline
+        self.last: int | None = None
+        self.count = 0  # data atoms of extensional predicates so far
+        self.arrivals: deque[int] = deque(maxlen=max(self._tuple_reach, 1))  # their times, the last ones
+        self.counts: dict[int, int] = {}  # time point -> the count up to and including it
+        self.data: deque[tuple[int, list[Fact]]] = deque()  # data facts by time point, for eviction
+        self.now = 0  # the time point being evaluated
+        self._texts: dict[tuple, str] = {}  # atom -> text, for the atoms of the last output
+
+    # -- the program contract -------------------------------------------------------
+
+    def push(self, time: int, inputs: Inputs) -> list[Output]:
+        for name in inputs:
+            if name != UNNAMED:
+                raise UnknownStreamError(f"a LARS program reads one unnamed stream, not {name!r}")
+        if self.last is not None and time <= self.last:
+            raise OrderError(f"time point {time} pushed after {self.last}: time points must increase")
+        outputs: list[Output] = []
+        if self.last is not None:
+            for empty in range(self.last + 1, time):
+                outputs.append(self._evaluate(empty, []))
+        atoms: dict[tuple, None] = {}
+        for element in inputs.get(UNNAMED, ()):
+            for text in element:
+                atoms.setdefault(parse_atom(text), None)
+        outputs.append(self._evaluate(time, list(atoms)))
+        return outputs
+
+    def snapshot(self) -> bytes:
+        facts = list(self.store)
+        number = {f.serial: i for i, f in enumerate(facts)}
+        data = [(time, [number[f.serial] for f in at_time]) for time, at_time in self.data]
+        return pickle.dumps((self.first, self.last, self.count, list(self.arrivals), self.counts,
+                             [f.state() for f in facts], data), protocol=5)
+
+    def restore(self, data: bytes) -> None:
+        first, last, count, arrivals, counts, facts, by_time = pickle.loads(data)
+        self._reset()
+        self.first, self.last, self.count, self.counts = first, last, count, dict(counts)
+        self.arrivals.extend(arrivals)
+        made = [Fact.from_state(state) for state in facts]
+        for fact in made:
+            self.store.insert(fact)
+        self.data.extend((time, [made[i] for i in indexes]) for time, indexes in by_time)
+
+    def describe(self) -> list[str]:
+        return [f"{len(self.rules)} rules in {self.checked.strata} strata"]
+
+    # -- one time point -------------------------------------------------------------
+
+    def _evaluate(self, t: int, atoms: list[tuple]) -> AtomsOutput:
+        if self.first is None:
+            self.first = t
+        self.last = t
+        new: list[Fact] = []
+        for pred, args in atoms:
+            key = (pred, len(args))
+            if key in self.intensional:
+                seq = 0
+            else:
+                self.count += 1
+                seq = self.count
+                self.arrivals.append(t)
+            fact = Fact(key, args, t, t, seq=seq)
+            self.store.insert(fact)
+            new.append(fact)
+        self.counts[t] = self.count
+        if new:
+            self.data.append((t, list(new)))
+        self.store.expire(t, self.count)
+        self._evict(t)
+        self.now = t
+        for stratum in range(self.checked.strata):
+            rules = [r for r in self.rules if r.rule.stratum == stratum]
+            delta = new
+            first_round = True
+            while True:
+                changed = {f.pred for f in delta}
+                derived: list[tuple[_Rule, Match]] = []
+                for rule in rules:
+                    if rule.full:
+                        if first_round or rule.reads & changed:
+                            derived.extend((rule, m) for m in self._join(rule, None, None))
+                        continue
+                    for i, literal in enumerate(rule.positives):
+                        if literal.pred in changed or literal.modality == AT and first_round:
+                            derived.extend((rule, m) for m in self._join(rule, i, delta))
+                delta = [f for rule, match in derived if (f := self._derive(rule, match)) is not None]
+                new.extend(delta)
+                first_round = False
+                if not delta:
+                    break
+        return AtomsOutput(t, self._output(t))
+
+    def _evict(self, t: int) -> None:
+        """Drop data atoms no window can reach any more, with their counts."""
+        if self._time_reach is None:
+            return
+        keep = t - self._time_reach
+        if self._tuple_reach:
+            keep = min(keep, self._tuple_start(self._tuple_reach))
+        while self.data and self.data[0][0] < keep:
+            for fact in self.data.popleft()[1]:
+                self.store.remove(fact)
+        for time in [u for u in self.counts if u < keep]:
+            del self.counts[time]
+
+    def _tuple_start(self, n: int) -> int:
+        """The earliest time point of the tuple window of size n now."""
+        if self.count < n:
+            return self.first  # type: ignore[return-value]
+        return self.arrivals[-n]
+
+    def _derive(self, rule: _Rule, match: Match) -> Fact | None:
+        binding, horizon, count_horizon = match
+        head = rule.rule.head
+        args = tuple(_value(a, binding) for a in head.args)
+        at = None
+        if rule.rule.head_time is not None:
+            at = _value(rule.rule.head_time, binding)
+            if not isinstance(at, int) or not self.first <= at <= self.now:  # type: ignore[operator]
+                return None
+        for fact in self.store.matching(rule.head_pred, tuple(range(len(args))), args):
+            if fact.at == at and fact.horizon >= horizon and fact.count_horizon >= count_horizon:
+                return None
+        fact = Fact(rule.head_pred, args, at, self.now, horizon=horizon, count_horizon=count_horizon)
+        self.store.insert(fact)
+        return fact
+
+    def _output(self, t: int) -> tuple[str, ...]:
+        atoms = {(f.pred[0], f.args) for pred in self.intensional for f in self.store.facts(pred)
+                 if f.at is None or f.at == t}
+        known = self._texts  # the texts of the last output: most atoms hold on
+        self._texts = {a: known.get(a) or atom_text(a) for a in atoms}
+        return tuple(sorted(self._texts.values()))
+
+    # -- joins ----------------------------------------------------------------------
+
+    def _join(self, rule: _Rule, delta_at: int | None, delta: list[Fact] | None) -> Iterator[Match]:
+        """The body's matches at now; with ``delta_at``, those whose literal ``delta_at``
+        is grounded on a fact of ``delta`` (or is new for another reason)."""
+        order = list(range(len(rule.positives)))
+        if delta_at is not None:
+            order.remove(delta_at)
+            order.insert(0, delta_at)
+
+        def extend(k: int, binding: Binding, horizon: int, count_horizon: int) -> Iterator[Match]:
+            if k == len(order):
+                yield from self._test(rule, binding, horizon, count_horizon)
+                return
+            i = order[k]
+            only = delta if i == delta_at else None
+            for b, h, hc, is_new in self._ground(rule.positives[i], binding, only):
+                if i == delta_at and not is_new:
+                    continue
+                yield from extend(k + 1, b, min(horizon, h), min(count_horizon, hc))
+
+        yield from extend(0, {}, INFINITY, INFINITY)
+
+    def _test(self, rule: _Rule, binding: Binding, horizon: int, count_horizon: int) -> Iterator[Match]:
+        binding = dict(binding)
+        for item in rule.tests:
+            if isinstance(item, Math):
+                result = arithmetic(item.op, _value(item.left, binding), _value(item.right, binding))
+                if result is None:
+                    return
+                if isinstance(item.result, Var) and item.result.name not in binding:
+                    binding[item.result.name] = result
+                elif _value(item.result, binding) != result:
+                    return
+            elif isinstance(item, Comp):
+                if not compare(item.op, _value(item.left, binding), _value(item.right, binding)):
+                    return
+            else:
+                if not self._holds(item, binding):
+                    return
+                horizon = min(horizon, self.now)
+        yield binding, horizon, count_horizon
+
+    def _candidates(self, literal: ExtLiteral, binding: Binding, only: list[Fact] | None) -> Iterator[tuple[Fact, Binding]]:
+        atom = literal.atom
+        positions, key = [], []
+        for i, term in enumerate(atom.args):
+            if isinstance(term, Const):
+                positions.append(i)
+                key.append(term.value)
+            elif term.name in binding:
+                positions.append(i)
+                key.append(binding[term.name])
+        if only is None:
+            facts = self.store.matching(literal.pred, tuple(positions), tuple(key))
+        else:
+            facts = [f for f in only if f.pred == literal.pred and f.alive
+                     and all(f.args[p] == k for p, k in zip(positions, key))]
+            if literal.modality == AT:  # @ over a fact of the current time point is new at every t
+                facts += [f for f in self.store.facts(literal.pred) if f.at is None and f.consider < self.now
+                          and all(f.args[p] == k for p, k in zip(positions, key))]
+        for fact in list(facts):
+            extended = binding
+            if len(positions) < len(atom.args):
+                extended = dict(binding)
+                for term, arg in zip(atom.args, fact.args):
+                    if isinstance(term, Var) and extended.setdefault(term.name, arg) != arg:
+                        break
+                else:
+                    yield fact, extended
+                continue
+            yield fact, extended
+
+    def _ground(self, literal: ExtLiteral, binding: Binding, only: list[Fact] | None) -> Iterator[tuple[Binding, int, int, bool]]:
+        """Algorithm 2 for one positive literal: its groundings on facts, with how long
+        each holds (time and count horizon) and whether it is new at now."""
+        t = self.now
+        for fact, extended in self._candidates(literal, binding, only):
+            at = t if fact.at is None else fact.at
+            horizons = self._in_window(literal.window, fact, at)
+            if horizons is None:
+                continue
+            horizon, count_horizon = horizons
+            new = fact.consider == t
+            if literal.modality == PLAIN:
+                if at != t:
+                    continue
+                if fact.at is not None:
+                    horizon = t
+            elif literal.modality == BOX:
+                if at != t or not self._holds(literal, extended):
+                    continue
+                horizon, new = t, True
+            if literal.modality == AT:
+                if fact.at is None:
+                    horizon, new = t, True
+                time = literal.time
+                if isinstance(time, Var) and time.name not in extended:
+                    extended = {**extended, time.name: at}
+                elif _value(time, extended) != at:  # type: ignore[arg-type]
+                    continue
+            yield extended, horizon, count_horizon, new
+
+    def _in_window(self, window: Window | None, fact: Fact, at: int) -> tuple[int, int] | None:
+        """How long a fact holding at ``at`` stays in the window: (time, count) horizons,
+        within the fact's own; None if it is not in the window now."""
+        horizon, count_horizon = fact.horizon, fact.count_horizon
+        if fact.seq is not None:  # data: true for ever, its horizons are the window's
+            horizon = count_horizon = INFINITY
+        if window is None or fact.at is None:
+            return horizon, count_horizon
+        if not window.tuple:
+            if at < self.now - window.size:
+                return None
+            return min(horizon, at + window.size), count_horizon
+        if fact.seq:  # an atom of an extensional predicate: counted
+            last = fact.seq + window.size - 1
+        else:  # in the window while fewer than n atoms arrive after its time point
+            upto = self.counts.get(at)
+            if upto is None:  # evicted: before every tuple window
+                return None
+            last = upto + window.size - 1
+        if last < self.count:
+            return None
+        return horizon, min(count_horizon, last)
+
+    # -- the definitions, for what is decided anew at each time point ---------------
+
+    def _holds(self, literal: ExtLiteral, binding: Binding) -> bool:
+        """Whether a literal (variables bound) holds now, by Definitions 3-6."""
+        t = self.now
+        args = tuple(_value(a, binding) for a in literal.atom.args)
+        window = literal.window
+        lo, cut, cut_seq = self.first, None, 0
+        if window is not None and not window.tuple:
+            lo = max(self.first, t - window.size)  # type: ignore[type-var]
+        elif window is not None and self.count >= window.size:
+            lo = cut = self._tuple_start(window.size)
+            cut_seq = self.count - window.size + 1
+        times = set()
+        for fact in self.store.matching(literal.pred, tuple(range(len(args))), args):
+            at = t if fact.at is None else fact.at
+            if at < lo or (at == cut and fact.seq and fact.seq < cut_seq):  # type: ignore[operator]
+                continue
+            times.add(at)
+        if literal.modality == DIAMOND:
+            found = len(times) < t - lo + 1 if literal.inner_negated else bool(times)  # type: ignore[operator]
+        elif literal.modality == BOX:
+            found = not times if literal.inner_negated else len(times) == t - lo + 1  # type: ignore[operator]
+        elif literal.modality == AT:
+            u = _value(literal.time, binding)  # type: ignore[arg-type]
+            found = isinstance(u, int) and lo <= u <= t and (u in times) != literal.inner_negated  # type: ignore[operator]
+        else:
+            found = t in times
+        return found != literal.negated
