@@ -32,10 +32,9 @@ from typing import IO, Union
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from .errors import ChronologSyntaxError
-from .formats import Output, Source, source_name
+from .formats import Source, encode_text, source_name
 from .lateness import LatePolicy
-from .program.outputs import atoms_line
-from .streams import LineError, StreamElement, apply_late_policy, jsonl_time, read_stream
+from .streams import LineError, StreamElement, apply_late_policy, jsonl_element, jsonl_time, read_stream
 from .terms import TermDictionary
 
 Value = Union[str, int, Decimal]  # a constant: a name (str) or a number
@@ -238,6 +237,26 @@ def _rdf_atoms(source: Source, format: str, late: LatePolicy | None, ms_per_unit
 _KEYS = frozenset(("time", "atoms"))
 
 
+def shipped_atoms(payload: str, syntax: str, ms_per_unit: int = 1) -> tuple[str, ...]:
+    """The atoms of an element as the Spark source ships it: a JSON line (of an atom
+    stream, or of an RDF stream through the atom mapping) or a graph as N-Triples
+    (raises :class:`~chronolog.streams.LineError` for a malformed JSON line)."""
+    if syntax == "jsonl":
+        try:
+            record = json.loads(payload)
+        except json.JSONDecodeError:
+            record = None  # atom_element says where
+        if not isinstance(record, dict) or "graph" not in record or "atoms" in record:
+            return atom_element(payload, ms_per_unit).triples  # type: ignore[return-value]
+        dictionary = TermDictionary()
+        triples = jsonl_element(payload, dictionary, None, ms_per_unit).triples
+    else:
+        dictionary = TermDictionary()
+        triples = tuple(encode_text(payload, dictionary, format="nt"))
+    decode = dictionary.decode
+    return tuple(dict.fromkeys(triple_atom(decode(s), decode(p), decode(o)) for s, p, o in triples))  # type: ignore[arg-type]
+
+
 def atom_element(line: str, ms_per_unit: int = 1) -> StreamElement:
     """One line of an atom stream (raises :class:`~chronolog.streams.LineError`)."""
     try:
@@ -290,28 +309,3 @@ def _atom_lines(source: Source, ms_per_unit: int) -> Iterator[tuple[StreamElemen
     finally:
         if lines is not source:
             lines.close()
-
-
-def write_atom_stream(outputs: Iterable[tuple[int, Iterable[str]]], output: Output) -> int:
-    """Write ``(time, atoms)`` pairs as atom stream lines (``atoms_line``); returns how many.
-
-    >>> import io
-    >>> out = io.BytesIO()
-    >>> write_atom_stream([(1, ["q(a)"]), (2, [])], out)
-    2
-    >>> out.getvalue().decode()
-    '{"time": 1, "atoms": ["q(a)"]}\\n{"time": 2, "atoms": []}\\n'
-    """
-    owned = isinstance(output, (str, os.PathLike))
-    out: IO[bytes] = open(output, "wb") if owned else output  # type: ignore[assignment]
-    count = 0
-    try:
-        for time, atoms in outputs:
-            out.write((atoms_line(time, list(atoms)) + "\n").encode("utf-8"))
-            count += 1
-    finally:
-        if owned:
-            out.close()
-        else:
-            out.flush()
-    return count

@@ -5,7 +5,9 @@ import io
 
 import pytest
 
-from chronolog.atomstreams import normal_atom, read_atom_stream, write_atom_stream
+from chronolog.atomstreams import normal_atom, read_atom_stream
+from chronolog.program import AtomsOutput
+from chronolog.program.writers import AtomWriter
 from chronolog.errors import ChronologSyntaxError, LateElementError
 from chronolog.lateness import LatePolicy
 
@@ -70,5 +72,7 @@ def test_rdf_streams_map_triples_to_atoms(tmp_path) -> None:
 
 def test_written_lines_read_back() -> None:
     out = io.BytesIO()
-    write_atom_stream([(1, ["q(a)", "'http://ex/p'(b)"]), (2, [])], out)
+    with AtomWriter(out) as writer:
+        writer.write(AtomsOutput(1, ("q(a)", "'http://ex/p'(b)")))
+        writer.write(AtomsOutput(2, ()))
     assert read(out.getvalue().decode()) == [(1, ("q(a)", "'http://ex/p'(b)")), (2, ())]

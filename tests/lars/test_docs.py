@@ -8,13 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from chronolog.lang.lars import parse
-from chronolog.lang.lars.engine import LarsEngine
+from chronolog.lang.registry import compile_program
+from chronolog.program import ProgramSpec
 from reference.lars import ReferenceLars
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "languages" / "lars.md"
 EXAMPLE = re.compile(r"```lars\n(.*?)```\n\n```stream\n(.*?)```\n\n```output\n(.*?)```", re.S)
 EXAMPLES = EXAMPLE.findall(PAGE.read_text())
+
+
+def lars(text: str):
+    """A LARS program compiled through the registry."""
+    return compile_program(ProgramSpec("lars", text))
 
 
 def lines(block: str) -> list[tuple[int, list[str]]]:
@@ -27,6 +32,6 @@ def test_the_page_has_its_examples() -> None:
 
 @pytest.mark.parametrize("program, stream, output", EXAMPLES)
 def test_example_runs(program: str, stream: str, output: str) -> None:
-    engine = LarsEngine(parse(program))
+    engine = lars(program)
     got = [(o.time, list(o.atoms)) for t, atoms in lines(stream) for o in engine.push(t, {"": [tuple(atoms)]})]
     assert got == lines(output) == ReferenceLars(program).output_stream(lines(stream))

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import pytest
 
-from chronolog.lang.lars.engine import LarsEngine
-from chronolog.lang.lars import parse
+from chronolog.lang.registry import compile_program
+from chronolog.program import ProgramSpec
 from reference.lars import ReferenceLars
 
 FIG1 = [(35, []), (36, ["a(x1,y)"]), (38, ["a(x2,y)", "b(y,z)"]), (40, ["a(x3,y)"]), (42, [])]
 RULE_R = "q(X,Y,Z) :- time_win(3, 0, 1, diamond(a(X,Y))) and tuple_win(3, diamond(b(Y,Z)))"
 
 
+def lars(text: str):
+    """A LARS program compiled through the registry."""
+    return compile_program(ProgramSpec("lars", text))
+
+
 def engine_stream(text: str, elements: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
-    engine = LarsEngine(parse(text))
+    engine = lars(text)
     out = []
     for time, atoms in elements:
         out += [(o.time, list(o.atoms)) for o in engine.push(time, {"": [tuple(atoms)]})]
@@ -59,7 +64,7 @@ def test_examples_3_and_4_the_output_stream() -> None:
 
 
 def test_example5_the_annotation_of_a_diamond_in_a_time_window() -> None:
-    engine = LarsEngine(parse(RULE_R))
+    engine = lars(RULE_R)
     engine.push(35, {"": [()]})
     engine.push(36, {"": [("a(x1,y)",)]})
     literal = engine.rules[0].positives[0]  # time_win(3, 0, 1, diamond(a(X, Y)))
@@ -67,7 +72,7 @@ def test_example5_the_annotation_of_a_diamond_in_a_time_window() -> None:
 
 
 def test_example6_overlapping_annotations_are_kept() -> None:
-    engine = LarsEngine(parse("q(X) :- time_win(9, 0, 1, diamond(a(X)))"))
+    engine = lars("q(X) :- time_win(9, 0, 1, diamond(a(X)))")
     for time in range(5, 9):
         engine.push(time, {"": [("a(y)",)] if time in (5, 8) else []})
     assert sorted((f.consider, f.horizon) for f in engine.store.facts(("q", 1))) == [(5, 14), (8, 17)]
@@ -75,7 +80,7 @@ def test_example6_overlapping_annotations_are_kept() -> None:
 
 def test_example8_box_holds_now_and_is_not_extended() -> None:
     program = "h(X) :- time_win(2, 0, 1, box(a(X)))"
-    engine = LarsEngine(parse(program))
+    engine = lars(program)
     elements = [(t, ["a(y)"] if t >= 5 else []) for t in range(0, 8)] + [(8, [])]
     for time, atoms in elements:
         out = engine.push(time, {"": [tuple(atoms)]})
@@ -86,7 +91,7 @@ def test_example8_box_holds_now_and_is_not_extended() -> None:
 
 
 def test_example9_tuple_annotation_counts() -> None:
-    engine = LarsEngine(parse("q(Y,Z) :- tuple_win(3, diamond(b(Y,Z)))"))
+    engine = lars("q(Y,Z) :- tuple_win(3, diamond(b(Y,Z)))")
     for time, atoms in FIG1[:3]:
         engine.push(time, {"": [tuple(atoms)]})
     [fact] = engine.store.facts(("q", 2))

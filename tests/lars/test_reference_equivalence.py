@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chronolog.lang.lars import parse
-from chronolog.lang.lars.engine import LarsEngine
+from chronolog.lang.registry import compile_program
+from chronolog.program import ProgramSpec
 from reference.lars import ReferenceLars
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -22,6 +22,11 @@ INTENSIONAL = ["p", "q", "r"]  # p/1, q/1, r/0; each may negate only those befor
 ARITY = {"a": 1, "b": 2, "p": 1, "q": 1, "r": 0}
 CONSTANTS = ["x", "y", "1", "2"]
 ATOMS = ["a(x)", "a(y)", "a(1)", "b(x,y)", "b(y,x)", "b(x,x)", "b(1,2)", "p(x)"]
+
+
+def lars(text: str):
+    """A LARS program compiled through the registry."""
+    return compile_program(ProgramSpec("lars", text))
 
 
 @st.composite
@@ -110,7 +115,7 @@ def streams(draw: st.DrawFn) -> list[tuple[int, list[str]]]:
     return [(t, draw(st.lists(st.sampled_from(ATOMS), max_size=4))) for t in times]
 
 
-def run_engine(engine: LarsEngine, stream: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
+def run_engine(engine, stream: list[tuple[int, list[str]]]) -> list[tuple[int, list[str]]]:
     out = []
     for time, atoms in stream:
         out += [(o.time, list(o.atoms)) for o in engine.push(time, {"": [tuple(atoms)]})]
@@ -121,16 +126,16 @@ def run_engine(engine: LarsEngine, stream: list[tuple[int, list[str]]]) -> list[
 @given(programs(), streams())
 def test_incremental_equals_from_scratch(program: str, stream: list[tuple[int, list[str]]]) -> None:
     expected = ReferenceLars(program).output_stream(stream)
-    assert run_engine(LarsEngine(parse(program)), stream) == expected, program
+    assert run_engine(lars(program), stream) == expected, program
 
 
 @SETTINGS
 @given(programs(), streams(), st.data())
 def test_restore_into_a_fresh_program_continues_identically(program: str, stream: list, data: st.DataObject) -> None:
     cut = data.draw(st.integers(0, len(stream)))
-    whole = run_engine(LarsEngine(parse(program)), stream)
-    first = LarsEngine(parse(program))
+    whole = run_engine(lars(program), stream)
+    first = lars(program)
     before = run_engine(first, stream[:cut])
-    second = LarsEngine(parse(program))
+    second = lars(program)
     second.restore(first.snapshot())
     assert before + run_engine(second, stream[cut:]) == whole

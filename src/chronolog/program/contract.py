@@ -201,6 +201,10 @@ class GlobalPlan(Plan):
 
 
 
+class UnknownStreamError(ChronologError):
+    """Input for a stream the program does not read."""
+
+
 def resolve_stream(program: Program, name: str) -> str:
     """The program's name for a stream given on the command line as ``name`` (``""``:
     unnamed): a program that reads one stream takes an unnamed source; a program that
@@ -212,8 +216,8 @@ def resolve_stream(program: Program, name: str) -> str:
     if name == UNNAMED:
         if len(declared) == 1:
             return declared[0]
-        raise ChronologError(f"the program reads {len(declared)} streams ({', '.join(declared)}): "
+        raise UnknownStreamError(f"the program reads {len(declared)} streams ({', '.join(declared)}): "
                              "name each one, --stream NAME=SOURCE")
     if name not in declared:
-        raise ChronologError(f"the program reads no stream {name!r} (it reads {', '.join(declared)})")
+        raise UnknownStreamError(f"the program reads no stream {name!r} (it reads {', '.join(declared)})")
     return name

@@ -26,6 +26,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from chronolog.atomstreams import shipped_atoms
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
@@ -86,18 +87,14 @@ class Worker:
     def element(self, payload: str, syntax: str, place: str) -> tuple:
         """The content of one shipped element (raises ChronologError when malformed)."""
         dictionary = self.program.dictionary
-        if self.program.input_kind == ATOMS_IN:
-            from chronolog.atomstreams import atom_element
-
-            reader = atom_element
-        else:
-            reader = jsonl_element
-        if syntax == "jsonl":
-            try:
-                return reader(payload, dictionary, None, self.ms_per_unit).triples
-            except LineError as error:
-                file, _, line = place.rpartition(":")
-                raise ChronologSyntaxError(error.message, file, int(line), error.col, payload) from None
+        try:
+            if self.program.input_kind == ATOMS_IN:
+                return shipped_atoms(payload, syntax, self.ms_per_unit)
+            if syntax == "jsonl":
+                return jsonl_element(payload, dictionary, None, self.ms_per_unit).triples
+        except LineError as error:
+            file, _, line = place.rpartition(":")
+            raise ChronologSyntaxError(error.message, file, int(line), error.col, payload) from None
         return tuple(dict.fromkeys(encode_text(payload, dictionary, format="nt")))
 
     def rendered(self, outputs: list[Output], order: str) -> list[tuple]:

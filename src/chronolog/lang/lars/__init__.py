@@ -20,7 +20,7 @@ def compile(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Prog
     """The incremental program of a LARS spec."""
     from chronolog.lang.lars.engine import LarsEngine
 
-    return LarsEngine(parse(spec.text, spec.filename), dictionary)  # type: ignore[arg-type]
+    return LarsEngine(spec, parse(spec.text, spec.filename), dictionary)  # type: ignore[arg-type]
 
 
 LANGUAGE = Language(name="lars", title="LARS", extensions=(".lars",), parse=parse, compile=compile,

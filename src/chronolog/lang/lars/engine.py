@@ -37,7 +37,7 @@ from chronolog.lang.lars.check import (
     AT, BOX, DIAMOND, PLAIN, CheckedProgram, CheckedRule, ExtLiteral, Pred, Window, binding_order,
 )
 from chronolog.lang.lars.syntax import Comp, Const, Math, Term, Var
-from chronolog.program.contract import ATOMS_IN, UNNAMED, Inputs, Program, UnknownStreamError
+from chronolog.program.contract import ATOMS_IN, UNNAMED, Inputs, Program, ProgramSpec, UnknownStreamError
 from chronolog.program.outputs import ATOMS, AtomsOutput, Output
 from chronolog.terms import TermDictionary
 
@@ -74,7 +74,8 @@ class LarsEngine(Program):
     output_kind = ATOMS
     input_kind = ATOMS_IN
 
-    def __init__(self, program: CheckedProgram, dictionary: TermDictionary | None = None) -> None:
+    def __init__(self, spec: ProgramSpec, program: CheckedProgram, dictionary: TermDictionary | None = None) -> None:
+        self.spec = spec
         self.checked = program
         self.dictionary = dictionary or TermDictionary()
         self.warnings = []
