@@ -11,15 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence, Union
 
 from chronolog.store import EMPTY, Fact, Layers, Mask
-
-
-class Var(str):
-    """A variable name (without ``?``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "?" + self
+from chronolog.terms import Var
 
 
 Arg = Union[Var, int]  # a variable or an encoded constant

@@ -38,10 +38,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
-from chronolog.joins import Assign, Filter, Pattern, Step, Var, order
+from chronolog.joins import Assign, Filter, Pattern, Step, order
 from chronolog.spark.encoding import LiteralTable, arrow_facts, columns, literal_payload, parse_terms
 from chronolog.store import TRIPLE
-from chronolog.terms import RDF, TermDictionary
+from chronolog.terms import RDF, TermDictionary, Var
 
 if TYPE_CHECKING:
     import pandas as pd
