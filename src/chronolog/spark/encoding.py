@@ -15,15 +15,8 @@ import pyarrow as pa
 import pyoxigraph
 from pyoxigraph import Literal, RdfFormat
 
-from chronolog.store import TRIPLE
+from chronolog.formats import parse_terms
 from chronolog.terms import V_NODE, Term, TermDictionary, Value, literal_of, literal_value
-
-TRIPLE_COLUMNS = ("s", "p", "o")
-
-
-def columns(relation: str, arity: int) -> tuple[str, ...]:
-    """Column names of a relation's DataFrame: s, p, o for triples, c0..cn otherwise."""
-    return TRIPLE_COLUMNS if relation == TRIPLE else tuple(f"c{i}" for i in range(arity))
 
 
 def arrow_facts(facts: Iterable[tuple[int, ...]], names: Sequence[str]) -> pa.Table:
@@ -33,21 +26,6 @@ def arrow_facts(facts: Iterable[tuple[int, ...]], names: Sequence[str]) -> pa.Ta
         for col, value in zip(cols, fact):
             col.append(value)
     return pa.table({name: pa.array(col, type=pa.int64()) for name, col in zip(names, cols)})
-
-
-def parse_terms(texts: Sequence[str]) -> list[Term]:
-    """Terms of their N-Triples texts, in order (one pyoxigraph parse for all).
-
-    >>> [str(t) for t in parse_terms(['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1'])]
-    ['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1']
-    """
-    if not texts:
-        return []
-    document = "".join(f"<urn:s> <urn:p> {text} .\n" for text in texts)
-    terms = [quad.object for quad in pyoxigraph.parse(document, RdfFormat.N_TRIPLES)]
-    if len(terms) != len(texts):
-        raise ValueError("a term text did not parse as one N-Triples term")
-    return terms
 
 
 def parse_ntriples(text: str, dictionary: TermDictionary) -> list[tuple[int, int, int]]:

@@ -32,9 +32,10 @@ import pyarrow as pa
 from chronolog import cep
 from chronolog.engine import Engine, OutputGraph
 from chronolog.errors import ChronologError, ChronologSyntaxError
+from chronolog.formats import parse_terms
 from chronolog.lang.dotr import value_decoder
 from chronolog.lang.keys import RuleGroup, partition_rules
-from chronolog.spark.encoding import parse_ntriples, parse_terms
+from chronolog.spark.encoding import parse_ntriples
 from chronolog.streams import jsonl_element, LineError
 
 PASSTHROUGH_KEY = "!"  # rows needing no state: diagnostics, detections of stateless groups
