@@ -39,7 +39,8 @@ from chronolog.datalog import Reasoner  # noqa: E402
 from chronolog.datalog.loading import load_rules  # noqa: E402
 from chronolog.engine import Engine, Stats  # noqa: E402
 from chronolog.formats import iter_encoded_triples  # noqa: E402
-from chronolog.sparql import StandingQueries, prepare  # noqa: E402
+from chronolog.sparql import prepare  # noqa: E402
+from chronolog.sparql.incremental import StandingQueries  # noqa: E402
 from chronolog.streams import StreamElement, read_stream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

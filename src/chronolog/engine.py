@@ -49,7 +49,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError, SourceMap
 from chronolog.lang.dotr import LoweredRule, Lowering, value_decoder
 from chronolog.lang.dotr_syntax import DotrProgram, parse_dotr
 from chronolog.lateness import LatePolicy
-from chronolog.sparql import BackgroundOnlyWarning, StandingQueries
+from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.streams import StreamElement
 from chronolog.terms import TermDictionary
 
