@@ -105,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from chronolog.engine import Engine
-    from chronolog.lang.keys import partition_rules
+    from chronolog.cep.partition import partition_rules
 
     engine = Engine.from_file(args.program, background=args.background, rules=args.rules)
     for warning in engine.warnings:

@@ -30,11 +30,11 @@ from typing import Iterator
 import pyarrow as pa
 
 from chronolog import cep
+from chronolog.cep.partition import RuleGroup, partition_rules
 from chronolog.engine import Engine, OutputGraph
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import parse_terms
 from chronolog.lang.dotr import value_decoder
-from chronolog.lang.keys import RuleGroup, partition_rules
 from chronolog.spark.encoding import parse_ntriples
 from chronolog.streams import jsonl_element, LineError
 
