@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence, Union
 
+from chronolog.generated import compile_generated
 from chronolog.store import EMPTY, Fact, Layers, Mask
 from chronolog.terms import Var
 
@@ -126,7 +127,7 @@ class CompiledJoin:
         factory = _FACTORIES.get(self.source)
         if factory is None:
             namespace: dict[str, object] = {"EMPTY": EMPTY}
-            exec(compile(self.source, "<join>", "exec"), namespace)
+            exec(compile_generated(self.source, "join"), namespace)
             factory = _FACTORIES[self.source] = namespace["make"]
         self._factory = factory
 
