@@ -26,8 +26,9 @@ from chronolog.cep import (
     Event, Predicate, Rule, Selection, TemporalEngine, Terminator, Within, attr, each_, last,
     param, where,
 )
-from from_tests import tesla
+from from_tests import load
 
+tesla = load("reference/tesla.py")
 SECOND = 1000
 MINUTE = 60 * SECOND
 

@@ -26,8 +26,9 @@ from pyoxigraph import RdfFormat, Triple
 from chronolog.datalog import Reasoner, load_program
 from chronolog.rulesets import ruleset_source
 from chronolog.terms import TermDictionary
-from from_tests import ontology_gen
+from from_tests import load
 
+ontology_gen = load("ontology_gen.py")
 ROOT = Path(__file__).resolve().parent.parent
 CITYBENCH = ROOT.parent / "shared" / "data" / "citybench"
 OWL = "http://www.w3.org/2002/07/owl#"

@@ -1,5 +1,6 @@
 """The test helpers some benchmarks reuse (the synthetic ontology generator, the reference
-TESLA evaluator), loaded from their files in tests/, which is not on the import path."""
+TESLA evaluator, the bounded-state workload), loaded from their files in tests/, which is
+not on the import path."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,13 +11,11 @@ from types import ModuleType
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 
 
-def _load(name: str, relative: str) -> ModuleType:
+def load(relative: str) -> ModuleType:
+    """The module of ``tests/<relative>`` (a .py path), named after its path."""
+    name = relative.removesuffix(".py").replace("/", ".")
     spec = importlib.util.spec_from_file_location(name, TESTS / relative)
     assert spec is not None and spec.loader is not None
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-ontology_gen = _load("ontology_gen", "ontology_gen.py")
-tesla = _load("reference.tesla", "reference/tesla.py")
