@@ -18,21 +18,17 @@ import gc
 import platform
 import random
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
-
-from chronolog.cep import (  # noqa: E402
+from chronolog.cep import (
     Event, Predicate, Rule, Selection, TemporalEngine, Terminator, Within, attr, each_, last,
     param, where,
 )
-from tests.reference.tesla import ReferenceTesla  # noqa: E402
+from from_tests import load
 
+tesla = load("reference/tesla.py")
 SECOND = 1000
 MINUTE = 60 * SECOND
 
@@ -129,7 +125,7 @@ def peak_memory(make: Callable[[], TemporalEngine], events: list[Event]) -> floa
 
 def reference_rate(rules: list[Rule], make: Callable[[], TemporalEngine], events: list[Event]) -> tuple[float, float]:
     """Events/s (CPU time) of the reference and the engine on the same prefix, outputs checked."""
-    reference = ReferenceTesla(rules)
+    reference = tesla.ReferenceTesla(rules)
     start = time.process_time()
     expected = [out for event in events for out in reference.push(event)]
     ref_seconds = time.process_time() - start

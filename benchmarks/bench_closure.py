@@ -16,7 +16,6 @@ import argparse
 import multiprocessing as mp
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,16 +23,14 @@ from pathlib import Path
 import pyoxigraph
 from pyoxigraph import RdfFormat, Triple
 
+from chronolog.datalog import Reasoner, load_program
+from chronolog.rulesets import ruleset_source
+from chronolog.terms import TermDictionary
+from from_tests import load
+
+ontology_gen = load("ontology_gen.py")
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "src"))
-
-from chronolog.datalog import Reasoner, load_program  # noqa: E402
-from chronolog.rulesets import ruleset_source  # noqa: E402
-from chronolog.terms import TermDictionary  # noqa: E402
-from ontology_gen import kb  # noqa: E402
-
-CITYBENCH = Path("/work/shared/data/citybench")
+CITYBENCH = ROOT.parent / "shared" / "data" / "citybench"
 OWL = "http://www.w3.org/2002/07/owl#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 COMPARE_LIMIT = 400_000  # compare closures triple by triple up to this input size
@@ -175,7 +172,7 @@ def main() -> None:
     if not args.no_citybench and CITYBENCH.exists():
         inputs.append(("citybench", citybench))
     for n in (int(x) for x in args.sizes.split(",") if x):
-        inputs.append((f"kb-{n}", lambda n=n: list(kb(n))))
+        inputs.append((f"kb-{n}", lambda n=n: list(ontology_gen.kb(n))))
     print(f"# machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"# command: PYTHONPATH=src python benchmarks/bench_closure.py --sizes {args.sizes} "
           f"--owlrl-timeout {args.owlrl_timeout:g}")

@@ -22,26 +22,24 @@ import argparse
 import contextlib
 import functools
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+import dotr_scenario
+from dotr_scenario import program, write_example
 
-import dotr_scenario  # noqa: E402
-from dotr_scenario import program, write_example  # noqa: E402
-
-import chronolog.lang.dotr.program as engine_module  # noqa: E402
-from chronolog import cep  # noqa: E402
-from chronolog.citybench import convert, load_distances, load_repository  # noqa: E402
-from chronolog.datalog import Reasoner  # noqa: E402
-from chronolog.datalog.loading import load_rules  # noqa: E402
-from chronolog.engine import Engine  # noqa: E402
-from chronolog.lang.dotr.program import Stats  # noqa: E402
-from chronolog.formats import iter_encoded_triples  # noqa: E402
-from chronolog.sparql import StandingQueries, prepare  # noqa: E402
-from chronolog.streams import StreamElement, read_stream  # noqa: E402
+import chronolog.lang.dotr.program as engine_module
+from chronolog import cep
+from chronolog.citybench import convert, load_distances, load_repository
+from chronolog.datalog import Reasoner
+from chronolog.datalog.loading import load_rules
+from chronolog.engine import Engine
+from chronolog.lang.dotr.program import Stats
+from chronolog.formats import iter_encoded_triples
+from chronolog.sparql import prepare
+from chronolog.sparql.incremental import StandingQueries
+from chronolog.streams import StreamElement, read_stream
 
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("reasoning", "querying", "temporal", "translation")

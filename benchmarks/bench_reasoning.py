@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+from dotr_scenario import background, elements, rules
 
-from dotr_scenario import background, elements, rules  # noqa: E402
-
-from chronolog.datalog import Reasoner, load_program  # noqa: E402
-from chronolog.terms import TermDictionary  # noqa: E402
+from chronolog.datalog import Reasoner, load_program
+from chronolog.terms import TermDictionary
 
 
 def per_time_point(filler: int, extra: int, triggered: int, points: int) -> dict[str, float]:

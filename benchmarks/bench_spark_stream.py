@@ -50,8 +50,6 @@ from array import array
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "citybench"
 KEYED = 2  # keyed (shuffle) partitions unless a run says otherwise: chronolog's default on local[2]

@@ -13,18 +13,14 @@ import gc
 import platform
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import pyoxigraph as ox
 
-import pyoxigraph as ox  # noqa: E402
-
-from chronolog.sparql import prepare  # noqa: E402
-from chronolog.sparql.incremental import StandingQueries  # noqa: E402
-from chronolog.store import Database, Layers  # noqa: E402
-from chronolog.terms import TermDictionary  # noqa: E402
+from chronolog.sparql import prepare
+from chronolog.sparql.incremental import StandingQueries
+from chronolog.store import Database, Layers
+from chronolog.terms import TermDictionary
 
 E = "http://e/"
 XSD_INT = "http://www.w3.org/2001/XMLSchema#integer"

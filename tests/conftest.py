@@ -1,15 +1,13 @@
-"""Shared test set-up: where the shared data and conformance suites live."""
+"""Shared test set-up: the ``shared`` fixture, the shared data folder or a skip naming it."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+from shared_data import shared_path
 
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"the shared data folder is missing: {SHARED}")
-    return SHARED
+    return shared_path()

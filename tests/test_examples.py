@@ -24,10 +24,10 @@ from chronolog import citybench
 from chronolog.citybench import CityBenchError, Conversion, compress, convert, load_distances, load_repository
 from chronolog.streams import read_stream
 from chronolog.terms import TermDictionary
+from shared_data import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SHARED = ROOT.parent / "shared" / "data" / "citybench"
 GOLDEN = ["citybench/q1", "citybench/q2", "synthetic"]
 PREFIXES = {
     "http://www.insight-centre.org/dataset/SampleEventService#": "ces:",
@@ -260,16 +260,16 @@ def test_command_line_writes_a_readable_stream(data: Path) -> None:
     assert bad.returncode == 2 and b"rate must be in" in bad.stderr
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="the shared CityBench data is not here")
 def test_real_data_first_rows() -> None:
-    repo = load_repository(SHARED / "SensorRepository.n3")
+    citybench = shared_path("data", "citybench")
+    repo = load_repository(citybench / "SensorRepository.n3")
     assert [k for _, k in repo[CES + "AarhusWeatherData0"]] == ["Humidity", "Temperature", "WindSpeed"]
     assert sorted(k for _, k in repo[CES + "AarhusTrafficData158505"]) == [
         "AvgSpeed", "CongestionLevel", "EstimatedTime", "MeasureTime", "VehicleCount"]
-    distances = load_distances(SHARED / "trafficMetaData.csv")
+    distances = load_distances(citybench / "trafficMetaData.csv")
     assert distances["158505"] == 2065
     d = TermDictionary()
-    els = convert([SHARED / "streams" / "AarhusTrafficData158505.stream"], repo, distances, d, limit=1)
+    els = convert([citybench / "streams" / "AarhusTrafficData158505.stream"], repo, distances, d, limit=1)
     got = {k[1]: v for k, v in values(els, d).items()}
     cong = next(p for p, k in repo[CES + "AarhusTrafficData158505"] if k == "CongestionLevel")[len(CES):]
     est = next(p for p, k in repo[CES + "AarhusTrafficData158505"] if k == "EstimatedTime")[len(CES):]
@@ -280,13 +280,12 @@ def test_real_data_first_rows() -> None:
 
 def test_excerpts_match_the_converter() -> None:
     """The committed q1 stream is what the converter makes of the shared data."""
-    if not SHARED.exists():
-        pytest.skip("the shared CityBench data is not here")
+    citybench = shared_path("data", "citybench")
     d1, d2 = TermDictionary(), TermDictionary()
     committed = list(read_stream(EXAMPLES / "citybench" / "q1" / "stream.trig", d1))
-    fresh = convert([SHARED / "streams" / "AarhusTrafficData182955.stream",
-                     SHARED / "streams" / "AarhusTrafficData158505.stream"],
-                    SHARED / "SensorRepository.n3", SHARED / "trafficMetaData.csv", d2, rate=1, limit=80)
+    fresh = convert([citybench / "streams" / "AarhusTrafficData182955.stream",
+                     citybench / "streams" / "AarhusTrafficData158505.stream"],
+                    citybench / "SensorRepository.n3", citybench / "trafficMetaData.csv", d2, rate=1, limit=80)
 
     def dec(els, d):
         return [(e.time, sorted(tuple(str(d.decode(t)) for t in tr) for tr in e.triples)) for e in els]

@@ -9,8 +9,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat
 from chronolog.errors import ChronologSyntaxError
 from chronolog.formats import encode_text, iter_encoded_triples, load_graph, rdf_format, write_triples
 from chronolog.terms import TermDictionary
+from shared_data import shared_path
 
-CITYBENCH = Path("/work/shared/data/citybench")
 EX = "http://example.org/"
 
 TURTLE = f"""@prefix ex: <{EX}> .
@@ -152,5 +152,5 @@ def test_serialize_then_parse_round_trips(graph, fmt: str) -> None:
 )
 def test_citybench_files_parse(path: str, fmt: str | None, count: int) -> None:
     dictionary = TermDictionary()
-    triples = load_graph(CITYBENCH / path, dictionary, format=fmt)
+    triples = load_graph(shared_path("data", "citybench", path), dictionary, format=fmt)
     assert len(triples) == count

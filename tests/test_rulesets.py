@@ -3,7 +3,6 @@ comparison with owlrl on generated ontologies, and the CityBench background clos
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import owlrl
 import pytest
@@ -17,6 +16,7 @@ from chronolog.rulesets import ruleset_source
 from chronolog.terms import TermDictionary
 
 from ontology_gen import small_ontology
+from shared_data import shared_path
 
 PREFIXES = """
 @prefix : <http://example.org/> .
@@ -416,15 +416,14 @@ def test_generated_ontologies_exercise_every_rule(name: str) -> None:
 
 # -- CityBench background --------------------------------------------------------------------
 
-CITYBENCH = Path("/work/shared/data/citybench")
 CITY_FILES = [("SensorRepository.n3", RdfFormat.TURTLE), ("ontology/ssn.owl", RdfFormat.RDF_XML),
               ("ontology/city.n3", RdfFormat.TURTLE)]
 
 
-@pytest.mark.skipif(not CITYBENCH.exists(), reason="CityBench data not available")
 @pytest.mark.parametrize("name,size", [("rdfs", 75356), ("owl-rl", 73696)])
 def test_citybench_background_closure(name: str, size: int) -> None:
-    data = [t for f, fmt in CITY_FILES for t in parse(path=str(CITYBENCH / f), format=fmt)]
+    citybench = shared_path("data", "citybench")
+    data = [t for f, fmt in CITY_FILES for t in parse(path=str(citybench / f), format=fmt)]
     closure = Closure(data, name)
     assert len(closure.triples) == size
     assert closure.diagnostics == []

@@ -84,7 +84,7 @@ def stream_sources(given: Sequence[str]) -> dict[str, str]:
     return sources
 
 
-def _options(args: argparse.Namespace) -> "Options":
+def _options(args: argparse.Namespace) -> object:
     from chronolog.program import Options
 
     return Options(tuple(args.background), tuple(args.rules), args.time_unit, args.policy, args.maintenance)
@@ -122,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     out = sys.stdout.buffer if args.output in (None, "-") else args.output
     progress = Progress()
     start = time.monotonic()
-    points = outputs = 0
+    outputs = 0
     with open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
                             ms_per_unit=engine.ms_per_unit) as writer:
         for output in engine.run_files(sources):

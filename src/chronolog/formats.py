@@ -15,8 +15,8 @@ import io
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Sequence, Union
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, Union
 
 import pyoxigraph
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple
@@ -228,6 +228,21 @@ def encode_text(
     return map(quad_encoder(dictionary), quads)
 
 
+def parse_terms(texts: Sequence[str]) -> list[Term]:
+    """Terms of their N-Triples texts, in order (one pyoxigraph parse for all).
+
+    >>> [str(t) for t in parse_terms(['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1'])]
+    ['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1']
+    """
+    if not texts:
+        return []
+    document = "".join(f"<urn:s> <urn:p> {text} .\n" for text in texts)
+    terms = [quad.object for quad in pyoxigraph.parse(document, RdfFormat.N_TRIPLES)]
+    if len(terms) != len(texts):
+        raise ValueError("a term text did not parse as one N-Triples term")
+    return terms
+
+
 def load_graph(
     paths: Source | Iterable[Source],
     dictionary: TermDictionary,
@@ -299,18 +314,3 @@ def write_triples(
     if output is not None and hasattr(output, "flush"):
         output.flush()
     return result
-
-
-def parse_terms(texts: Sequence[str]) -> list[Term]:
-    """Terms of their N-Triples texts, in order (one pyoxigraph parse for all).
-
-    >>> [str(t) for t in parse_terms(['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1'])]
-    ['<http://e/a>', '"5"^^<http://www.w3.org/2001/XMLSchema#integer>', '_:b1']
-    """
-    if not texts:
-        return []
-    document = "".join(f"<urn:s> <urn:p> {text} .\n" for text in texts)
-    terms = [quad.object for quad in pyoxigraph.parse(document, RdfFormat.N_TRIPLES)]
-    if len(terms) != len(texts):
-        raise ValueError("a term text did not parse as one N-Triples term")
-    return terms

@@ -10,16 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence, Union
 
+from chronolog.generated import compile_generated
 from chronolog.store import EMPTY, Fact, Layers, Mask
-
-
-class Var(str):
-    """A variable name (without ``?``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "?" + self
+from chronolog.terms import Var
 
 
 Arg = Union[Var, int]  # a variable or an encoded constant
@@ -134,7 +127,7 @@ class CompiledJoin:
         factory = _FACTORIES.get(self.source)
         if factory is None:
             namespace: dict[str, object] = {"EMPTY": EMPTY}
-            exec(compile(self.source, "<join>", "exec"), namespace)
+            exec(compile_generated(self.source, "join"), namespace)
             factory = _FACTORIES[self.source] = namespace["make"]
         self._factory = factory
 

@@ -17,6 +17,16 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 Term = Union[NamedNode, BlankNode, Literal]
 
+
+class Var(str):
+    """A variable name (without ``?``): what a pattern holds where it holds no term, in
+    rule bodies and SPARQL queries alike, so it lives below both."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "?" + self
+
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"

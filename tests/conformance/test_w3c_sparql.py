@@ -3,12 +3,12 @@
 Every test of ``../shared/conformance/w3c-sparql/{sparql10,sparql11}/manifest.ttl`` (query
 evaluation, positive and negative syntax, CSV/TSV result format) is one pytest case named by
 its IRI. Skips are listed with their reasons in ``w3c_sparql_skips.txt``. The last test
-prints the counts (passed / skipped / failed, and which evaluator ran each query).
+prints the counts (passed / skipped / failed, and which evaluator ran each query). Without
+the shared folder (see ``shared_data``) the whole module is skipped, naming the missing path.
 """
 from __future__ import annotations
 
 import io
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -23,11 +23,10 @@ from chronolog.sparql.evaluate import QUAD
 from chronolog.sparql.results import write_results
 from chronolog.store import Database, Layers
 from chronolog.terms import V_NUMERIC, TermDictionary, literal_value
+from shared_data import shared_path
 
 HERE = Path(__file__).parent
-ROOT = Path(os.environ.get("CHRONOLOG_W3C_SPARQL", HERE.parents[2] / "shared" / "conformance" / "w3c-sparql"))
-if not ROOT.exists():
-    ROOT = Path("/work/shared/conformance/w3c-sparql")
+ROOT = shared_path("conformance", "w3c-sparql")
 MF = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#"
 QT = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"

@@ -3,12 +3,9 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 from typing import Iterator
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (for reference.*, test_datalog)
 
 
 @pytest.fixture(scope="session")

@@ -56,9 +56,10 @@ def standalone_cluster(root: Path, workers: int = 2, cores: int = 1, memory: str
     """Start ``spark-class ...Master`` and ``workers`` x ``...Worker`` on 127.0.0.1 under ``root``."""
     import pyspark
 
-    spark_class = str(Path(pyspark.__file__).parent / "bin" / "spark-class")
-    env = dict(os.environ, SPARK_LOCAL_IP=HOST, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOG_DIR=str(root / "logs"), PYTHONPATH=pythonpath)
+    spark_home = Path(pyspark.__file__).parent  # this interpreter's pyspark, in a virtualenv too
+    spark_class = str(spark_home / "bin" / "spark-class")
+    env = dict(os.environ, SPARK_HOME=str(spark_home), SPARK_LOCAL_IP=HOST, PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOG_DIR=str(root / "logs"), PYTHONPATH=pythonpath)
     port, web_port = free_port(), free_port()
     url = f"spark://{HOST}:{port}"
     processes: list[subprocess.Popen] = []

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from chronolog import cli
 from chronolog.datalog import Reasoner, load_program, load_rules
+from chronolog.datalog.parquet_closure import LOWER, UPPER, load_closure
 from chronolog.formats import encode_text, load_graph
-from chronolog.spark.closure import LOWER, UPPER, Closure, spark_closure, triples_frame
+from chronolog.spark.closure import Closure, spark_closure, triples_frame
 from chronolog.spark.command import build_parser, materialize_spark_command
-from chronolog.spark.parquet import load_closure
 from chronolog.store import TRIPLE
 from chronolog.terms import OWL, RDF, TermDictionary
 from reference.datalog import render

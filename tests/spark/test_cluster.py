@@ -116,9 +116,12 @@ def test_spark_submit_with_an_archived_environment(cluster: Cluster, tmp_path: P
     archive (``spark-submit --archives env.tar.gz#env``, ``PYSPARK_PYTHON=./env/bin/python``),
     run by spark-submit in client mode from the folder that holds ``env``, no PYTHONPATH.
 
-    To stay cheap the environment reuses this interpreter's packages (``--system-site-packages``)
-    and gets chronolog as a copy of ``src/chronolog``, where the README has ``pip install .``
-    download pyspark, pyarrow, pandas and pyoxigraph into it."""
+    To stay cheap the environment reuses this interpreter's packages and gets chronolog as a
+    copy of ``src/chronolog``, where the README has ``pip install .`` download pyspark, pyarrow,
+    pandas and pyoxigraph into it. ``--system-site-packages`` reaches the base installation's
+    packages only, so when pytest runs from a virtualenv a .pth file adds that one's."""
+    import site
+
     import pyspark
 
     fire = ROOT / "examples" / "fire"
@@ -126,8 +129,9 @@ def test_spark_submit_with_an_archived_environment(cluster: Cluster, tmp_path: P
     assert cli.main(["run", str(fire), "--runner", "inprocess", "-o", str(expected)]) == 0
     venv = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-    site = next(venv.glob("lib/python*/site-packages"))
-    shutil.copytree(ROOT / "src" / "chronolog", site / "chronolog", ignore=shutil.ignore_patterns("__pycache__"))
+    packages = next(venv.glob("lib/python*/site-packages"))
+    (packages / "outer.pth").write_text("".join(f"{path}\n" for path in site.getsitepackages()))
+    shutil.copytree(ROOT / "src" / "chronolog", packages / "chronolog", ignore=shutil.ignore_patterns("__pycache__"))
     with tarfile.open(tmp_path / "env.tar.gz", "w:gz") as tar:
         tar.add(venv, arcname=".")
     (tmp_path / "submit.py").write_text(SUBMIT)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import doctest
 import io
 import json
 import tracemalloc
@@ -13,19 +12,13 @@ from pyoxigraph import Literal, NamedNode
 
 import chronolog.sparql as sparql
 from chronolog.errors import ChronologSyntaxError
-from chronolog.sparql import algebra, command, evaluate, expressions, incremental, parse, prepare, results
+from chronolog.sparql import command, evaluate, incremental, prepare, results
 from chronolog.sparql.results import write_results
 from chronolog.store import Database, Layers
 from chronolog.terms import TermDictionary
 
 E = "http://e/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
-
-
-@pytest.mark.parametrize("module", [sparql, algebra, parse, expressions, results, incremental])
-def test_docstrings_run(module) -> None:
-    failures, _ = doctest.testmod(module)
-    assert failures == 0
 
 
 def _db(d: TermDictionary, triples) -> Database:

@@ -14,7 +14,6 @@ from chronolog.cep.errors import (
     MissingScopeError,
     PolicyError,
     RuleError,
-    SnapshotError,
     UnknownAliasError,
     UnknownAttributeError,
     UnknownEventTypeError,
@@ -35,6 +34,7 @@ from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, T
 from chronolog.cep.ruleset import RuleSet
 from chronolog.cep.state import TemporalState
 from chronolog.lateness import LatePolicy
+from chronolog.plain import SnapshotError
 
 __all__ = [
     "AggValue", "Aggregate", "Attr", "Between", "Compare", "Const", "Consumption",

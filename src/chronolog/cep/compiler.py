@@ -5,7 +5,7 @@ names the rule and the offending clause. Compilation generates one Python functi
 rule (nested loops over the predicates' scopes, conditions inlined), so nothing is
 interpreted per event. User values never enter the generated text: names, constants and
 the decoder are passed in the function's namespace; ``RulePlan.source`` keeps the text
-for inspection.
+for inspection, and tracebacks show its lines (:mod:`chronolog.generated`).
 
 Evaluation order inside a firing (the semantics are in ``rules``, ``policies`` and the
 reference evaluator ``tests/reference/tesla.py``): terminator filters; for each predicate
@@ -36,6 +36,7 @@ from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start
 from chronolog.cep.policies import Consumption, Selection
 from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, Scope, Terminator, Within
 from chronolog.values import holds, numeric_avg, numeric_sum
+from chronolog.generated import compile_generated
 
 Decoder = Callable[[Hashable], Any]
 AGGREGATE_FUNCTIONS = ("avg", "sum", "min", "max", "count")
@@ -348,7 +349,7 @@ class _Compiler:
         self.checked_types = consumed_types & read_by_predicates
         self.generate(negations, aggregates)
         source = "\n".join(self.prune_bindings())
-        exec(compile(source, f"<rule {rule.name}>", "exec"), self.namespace)
+        exec(compile_generated(source, f"rule {rule.name}"), self.namespace)
         return RulePlan(
             rule=rule,
             output=EventType(rule.emits, tuple(name for name, _ in rule.outputs), derived=True),

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from chronolog.errors import ChronologError
-from chronolog.plain import SnapshotError  # state bytes not a snapshot, or of other rules
 
 
 class RuleError(ChronologError, ValueError):

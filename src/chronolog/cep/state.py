@@ -12,11 +12,10 @@ import pickle
 from collections import deque
 from collections.abc import Callable, Hashable
 
-from chronolog.cep.errors import SnapshotError
 from chronolog.cep.events import Event
 from chronolog.cep.ruleset import RuleSet
 from chronolog.cep.storage import Timeline, TypeStore
-from chronolog.plain import plain_loads
+from chronolog.plain import SnapshotError, plain_loads
 
 FORMAT = "chronolog.cep.state/1"
 AttrMap = Callable[[str, dict], dict]  # (event type, attributes) -> attributes

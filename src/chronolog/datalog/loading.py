@@ -47,7 +47,7 @@ def reasoner_for(paths: Sequence[str], rules: Iterable[str], dictionary: TermDic
     start = time.monotonic()
     closures = [path for path in paths if Path(path, "manifest.json").is_file()]
     if closures:
-        from chronolog.spark.parquet import load_closure
+        from chronolog.datalog.parquet_closure import load_closure  # pyarrow: only for a closure folder
 
         loaded = [load_closure(path, dictionary) for path in closures]
         if len(paths) == 1:

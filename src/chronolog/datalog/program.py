@@ -15,9 +15,9 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from chronolog.datalog.builtins import Evaluator, Expressions
 from chronolog.datalog.syntax import AtomNode, BinaryNode, ExprNode, ProgramNode, RuleNode, TermNode, parse
 from chronolog.errors import ChronologSyntaxError, SourceMap
-from chronolog.joins import Arg, Assign, Filter, Pattern, Step, Var
+from chronolog.joins import Arg, Assign, Filter, Pattern, Step
 from chronolog.store import TRIPLE
-from chronolog.terms import RDF, XSD, TermDictionary
+from chronolog.terms import RDF, XSD, TermDictionary, Var
 
 CONSTRAINT_PREFIX = "false:"
 

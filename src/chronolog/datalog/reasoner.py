@@ -16,10 +16,10 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
-from chronolog.joins import CompiledJoin, Pattern, Var, order
+from chronolog.joins import CompiledJoin, Pattern, order
 from chronolog.store import Mask
 from chronolog.store import TRIPLE, Database, Fact, Layers
-from chronolog.terms import RDF, TermDictionary
+from chronolog.terms import RDF, TermDictionary, Var
 
 RouteKey = tuple[str, object]
 Batch = dict[str, list[Fact]]

@@ -37,17 +37,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from chronolog.datalog.parquet_closure import LOWER, UPPER, columns
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
-from chronolog.joins import Assign, Filter, Pattern, Step, Var, order
 from chronolog.formats import parse_terms
-from chronolog.spark.encoding import LiteralTable, arrow_facts, columns, literal_payload
+from chronolog.joins import Assign, Filter, Pattern, Step, order
+from chronolog.spark.encoding import LiteralTable, arrow_facts, literal_payload
 from chronolog.store import TRIPLE
-from chronolog.terms import RDF, TermDictionary
+from chronolog.terms import RDF, TermDictionary, Var
 
 if TYPE_CHECKING:
     import pandas as pd
 
-LOWER, UPPER = "lower", "upper"
 # Joins broadcast an atom's facts when they are few and the other side is many; otherwise
 # both sides are shuffled. Spark's own choice is switched off (see session.py): with no
 # statistics on checkpointed data it either broadcasts everything (one job per broadcast,

@@ -12,19 +12,10 @@ from array import array
 from typing import Iterable, Sequence
 
 import pyarrow as pa
-import pyoxigraph
-from pyoxigraph import Literal, RdfFormat
+from pyoxigraph import Literal
 
-from chronolog.store import TRIPLE
 from chronolog.formats import parse_terms
 from chronolog.terms import V_NODE, Term, TermDictionary, Value, literal_of, literal_value
-
-TRIPLE_COLUMNS = ("s", "p", "o")
-
-
-def columns(relation: str, arity: int) -> tuple[str, ...]:
-    """Column names of a relation's DataFrame: s, p, o for triples, c0..cn otherwise."""
-    return TRIPLE_COLUMNS if relation == TRIPLE else tuple(f"c{i}" for i in range(arity))
 
 
 def arrow_facts(facts: Iterable[tuple[int, ...]], names: Sequence[str]) -> pa.Table:
@@ -34,14 +25,6 @@ def arrow_facts(facts: Iterable[tuple[int, ...]], names: Sequence[str]) -> pa.Ta
         for col, value in zip(cols, fact):
             col.append(value)
     return pa.table({name: pa.array(col, type=pa.int64()) for name, col in zip(names, cols)})
-
-
-def parse_ntriples(text: str, dictionary: TermDictionary) -> list[tuple[int, int, int]]:
-    """The encoded triples of a graph shipped as N-Triples text. Blank node labels keep
-    their identity: whoever wrote the text made them unique where they must be."""
-    encode = dictionary.encode
-    return [(encode(t.subject), encode(t.predicate), encode(t.object))
-            for t in pyoxigraph.parse(text, RdfFormat.N_TRIPLES)]
 
 
 def new_term_id(text: str) -> int:

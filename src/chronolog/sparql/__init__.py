@@ -6,8 +6,8 @@ and returns a :class:`~chronolog.sparql.results.SelectResult`, ``BooleanResult``
 ``GraphResult``. chronolog's own evaluator runs every query it can (all of SPARQL 1.1
 query except SERVICE and functions outside the standard library); for the rest the query
 text goes unchanged to pyoxigraph's evaluator over the decoded view (``engine`` says
-which). :class:`~chronolog.sparql.incremental.StandingQueries` evaluates registered
-queries per time point, delta-driven.
+which). :class:`~chronolog.sparql.incremental.StandingQueries`, built on ``prepare``,
+evaluates registered queries per time point, delta-driven; this module never imports it.
 
 >>> from chronolog.terms import TermDictionary
 >>> from chronolog.store import Database, Layers
@@ -38,16 +38,7 @@ from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import TermDictionary
 
 __all__ = ["prepare", "PreparedQuery", "SelectResult", "BooleanResult", "GraphResult", "parse_query",
-           "StandingQueries", "Registration", "BackgroundOnlyWarning", "write_results"]
-
-
-def __getattr__(name: str) -> Any:
-    # the standing-query layer imports this module: load it on first use
-    if name in ("StandingQueries", "Registration", "BackgroundOnlyWarning"):
-        from chronolog.sparql import incremental
-
-        return getattr(incremental, name)
-    raise AttributeError(name)
+           "write_results"]
 
 
 def prepare(text: str, dictionary: TermDictionary, base: str | None = None,

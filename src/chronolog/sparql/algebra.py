@@ -3,7 +3,7 @@
 Every node declares its arguments (``fields``), keeps a parent pointer, supports
 ``walk``/``find``/``find_all``/``transform``/``replace``, prints itself as an indented tree
 in ``repr`` and serializes with ``to_dict``. Leaves are RDF terms (pyoxigraph ``NamedNode``,
-``BlankNode``, ``Literal``), variables (``joins.Var``), strings, ints and tuples of those.
+``BlankNode``, ``Literal``), variables (``terms.Var``), strings, ints and tuples of those.
 
 >>> from pyoxigraph import NamedNode
 >>> bgp = BGP(triples=((Var("s"), NamedNode("http://e/p"), Var("o")),))
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from chronolog.joins import Var
+from chronolog.terms import Var
 
 
 

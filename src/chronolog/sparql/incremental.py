@@ -41,13 +41,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, Var, order
+from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql import prepare
 from chronolog.sparql.evaluate import DEFAULT, Evaluator, comparison, id_test
 from chronolog.sparql.expressions import Context, compile_expr, ebv
 from chronolog.store import TRIPLE, Database, Layers
-from chronolog.terms import V_NUMERIC, TermDictionary
+from chronolog.terms import V_NUMERIC, TermDictionary, Var
 from bisect import bisect_left, bisect_right
 
 OLD = TRIPLE + "@bg"

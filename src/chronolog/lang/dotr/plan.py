@@ -17,15 +17,17 @@ import hashlib
 import pickle
 from dataclasses import replace
 from functools import lru_cache
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from chronolog import cep
 from chronolog.cep.partition import RuleGroup, partition_rules
 from chronolog.errors import ChronologError
 from chronolog.formats import parse_terms
 from chronolog.lang.dotr.lowering import value_decoder
-from chronolog.lang.dotr.program import DotrProgram, OutputGraph
 from chronolog.program import GraphOutput, Inputs, Plan, Prepared, Processed, ProgramSpec, Record
+
+if TYPE_CHECKING:  # the program builds its plan: a plain import would be a cycle
+    from chronolog.lang.dotr.program import DotrProgram
 
 ShippedEvent = tuple[int, int, str, list]  # (time, seq within the time point, type, attribute texts)
 
@@ -112,7 +114,7 @@ class DotrPlan(Plan):
         return Processed(snapshot, outputs, expires)
 
     def _detect(self, group: int, key: str, snapshot: bytes | None,
-                events: list[ShippedEvent]) -> tuple[bytes | None, int | None, list[OutputGraph]]:
+                events: list[ShippedEvent]) -> tuple[bytes | None, int | None, list[GraphOutput]]:
         """Push a key's events; its new state (None: nothing worth keeping), the engine's
         time, and the output graphs."""
         program = self.program

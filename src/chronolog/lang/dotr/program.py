@@ -55,7 +55,7 @@ from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
 from chronolog.program import GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning
 from chronolog.program.outputs import graph_text
-from chronolog.sparql import BackgroundOnlyWarning, StandingQueries
+from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
 
