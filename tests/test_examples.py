@@ -11,59 +11,22 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-import pyoxigraph
 import pytest
-from pyoxigraph import DefaultGraph, RdfFormat
 
 from chronolog import citybench
 from chronolog.citybench import CityBenchError, Conversion, compress, convert, load_distances, load_repository
 from chronolog.streams import read_stream
 from chronolog.terms import TermDictionary
+from golden import canonical
 from shared_data import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 GOLDEN = ["citybench/q1", "citybench/q2", "synthetic"]
-PREFIXES = {
-    "http://www.insight-centre.org/dataset/SampleEventService#": "ces:",
-    "http://example.org/citybench#": "cb:",
-    "http://example.org/": "ex:",
-    "http://www.w3.org/2001/XMLSchema#": "xsd:",
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
-}
-_IRI = re.compile(r"<(" + "|".join(re.escape(ns) for ns in PREFIXES) + r")([^>]*)>")
-_FRESH = re.compile(r"<urn:chronolog:([^:>]+):[0-9A-Za-z]+(-[^>]*)?>")
-_BLANK = re.compile(r"_:[A-Za-z0-9_]+")
-
-
-def canonical(trig: bytes) -> list[str]:
-    """Sorted lines ``time<TAB>graph`` of a TriG output stream, fresh names renamed; a graph
-    is its triples sorted, grouped by subject (``s p o ; p o . s2 p o``)."""
-    times: dict[str, int] = {}
-    graphs: dict[str, list[tuple[str, str]]] = {}
-    for quad in pyoxigraph.parse(trig, RdfFormat.TRIG):
-        if quad.graph_name == DefaultGraph():
-            times[quad.subject.value] = int(quad.object.value)
-            continue
-        terms = []
-        for term in (quad.subject, quad.predicate, quad.object):
-            text = _FRESH.sub(lambda m: f"<urn:chronolog:{m.group(1)}:*{m.group(2) or ''}>", str(term))
-            terms.append(_IRI.sub(lambda m: PREFIXES[m.group(1)] + m.group(2), _BLANK.sub("_:b", text)))
-        graphs.setdefault(quad.graph_name.value, []).append((terms[0], f"{terms[1]} {terms[2]}"))
-    lines = []
-    for g, triples in graphs.items():
-        by_subject: dict[str, list[str]] = {}
-        for subject, rest in sorted(triples):
-            by_subject.setdefault(subject, []).append(rest)
-        lines.append(f"{times[g]}\t" + " . ".join(f"{s} " + " ; ".join(r) for s, r in by_subject.items()))
-    return sorted(lines)
-
-
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     return subprocess.run([sys.executable, "-m", "chronolog", *args], cwd=ROOT, env=env,

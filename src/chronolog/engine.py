@@ -109,8 +109,8 @@ class Engine:
         accepted before the bad element is lost.
         """
         named = streams if isinstance(streams, Mapping) else {UNNAMED: streams}
-        tagged = [((element.time, n, name, element) for element in elements)
-                  for n, (name, elements) in enumerate((resolve_stream(self.program, k), v) for k, v in named.items())]
+        tagged = [_tagged(n, resolve_stream(self.program, name), elements)
+                  for n, (name, elements) in enumerate(named.items())]
         source = heapq.merge(*tagged, key=lambda item: (item[0], item[1])) if len(tagged) > 1 else tagged[0]
         current: int | None = None
         inputs: dict[str, list[tuple]] = {}
@@ -139,3 +139,9 @@ class Engine:
             if not Path(source).is_file():
                 raise ChronologError(f"{source}: not a stream file")
         return self.run({name: self.read(source, late=late) for name, source in sources.items()})
+
+
+def _tagged(n: int, name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:
+    """A stream's elements as (time, stream order, stream name, element), for the merge."""
+    for element in elements:
+        yield element.time, n, name, element

@@ -17,7 +17,7 @@ import pytest
 from chronolog import cli
 from standalone import HOST, Cluster, standalone_cluster
 from test_closure import USER_DATA
-from test_examples import canonical
+from golden import canonical
 
 # One round of derivations, but with what crosses process boundaries: a builtin filter,
 # an assignment making literals on executors that the driver then encodes, a negation.

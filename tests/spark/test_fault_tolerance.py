@@ -29,7 +29,7 @@ import pytest
 from pyoxigraph import DefaultGraph, RdfFormat
 
 from chronolog import cli
-from test_examples import canonical
+from golden import canonical
 
 pytestmark = pytest.mark.spark
 

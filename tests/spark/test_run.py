@@ -18,7 +18,7 @@ from chronolog.program import Options, ProgramSpec
 from chronolog.spark.runner import run_spark
 from chronolog.spark.sinks import CallbackSink, LateFileSink, OutputRecord
 from test_dotr_differential import cases, render, ttl
-from test_examples import canonical
+from golden import Case, canonical, canonical_output, cases
 
 pytestmark = pytest.mark.spark
 
@@ -71,6 +71,22 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
     want = canonical(expected.read_bytes())
     assert want, "the example detects nothing: the comparison would be empty"
     assert canonical(got.read_bytes()) == want
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("batch, partitions, keyed", [(0, 1, 1), (2, 2, 3)])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_golden_cases_on_spark(spark, tmp_path: Path, case: Case, batch: int, partitions: int, keyed: int) -> None:
+    """Every language's golden cases (tests/fixtures/<lang>/) on Spark: the expected output
+    whatever the micro-batches (``batch`` elements each, 0: all), enrichment tasks and
+    keyed partitions."""
+    out = tmp_path / f"out{case.expected.suffix}"
+    options = ["--max-elements-per-batch", str(batch)] if batch else []
+    options += ["--partitions", str(partitions), "--conf", f"spark.sql.shuffle.partitions={keyed}"]
+    assert cli.main([*case.arguments(out), *options]) == 0  # Spark is the default runner
+    assert canonical_output(out) == canonical_output(case.expected)
 
 
 def test_stateless_rule_groups_detect_in_the_enrichment_stage() -> None:
