@@ -155,6 +155,14 @@ class Plan(ABC):
         stage needs something the keyed one does not)."""
         return spec
 
+    def end_keys(self) -> list[str]:
+        """The keys whose state must hear that the stream has ended (``finish``)."""
+        return []
+
+    def finish(self, key: str, state: bytes | None) -> list[Output]:
+        """The end of the stream for one of ``end_keys``: what its state still holds."""
+        return []
+
 
 GLOBAL_KEY = "*"
 
@@ -198,6 +206,13 @@ class GlobalPlan(Plan):
                       for name, elements in shipped.items()}
             outputs.extend(program.push(record.time, inputs))
         return Processed(program.snapshot(), outputs, None)
+
+    def end_keys(self) -> list[str]:
+        return [GLOBAL_KEY]
+
+    def finish(self, key: str, state: bytes | None) -> list[Output]:
+        self.program.restore(self.initial if state is None else state)
+        return self.program.flush()
 
 
 

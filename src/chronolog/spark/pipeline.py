@@ -10,7 +10,9 @@ their key; outputs, late and malformed elements pass through the keyed stage und
 
 ``keyed_processor`` (``transformWithStateInPandas``, one instance per key): the key's
 state lives in the state store between batches as the bytes ``Plan.process`` returns;
-records are applied in (time, seq) order. An event-time timer clears a key's state once
+records are applied in (time, seq) order. When every stream has ended (a file, or what
+the available-now trigger found), the keys of ``Plan.end_keys`` get an end row last and
+``Plan.finish`` flushes them. An event-time timer clears a key's state once
 the watermark is past the time the plan said it expires, so state is bounded by the
 program, not by the stream.
 
@@ -37,6 +39,7 @@ from chronolog.timeunits import unit_ms
 
 PASSTHROUGH_KEY = "!"  # rows needing no state: outputs of the stateless stage, diagnostics
 OUTPUT, LATE, ERROR = "output", "late", "error"  # the kinds of row that reach the sinks
+END = "end"  # the row that tells a key the streams have ended
 
 
 def body_types(kind: str) -> tuple[pa.DataType, str]:
@@ -142,6 +145,10 @@ def prepare_stage(stages: Stages):
                 yield _record_batch(rows, schema)
                 rows = []
             first = group[0]
+            if first["kind"] == END:  # the streams have ended: tell the keys that must hear it
+                rows.extend((key, first["time"], first["seq"], None, END, None, None, None)
+                            for key in worker.plan.end_keys())
+                continue
             if first["kind"] != "element":  # late or malformed: the element's payload or the error
                 rows.append((PASSTHROUGH_KEY, first["time"], first["seq"], None, first["kind"], first["place"],
                              _diagnostic_body(first["payload"], stages.kind), first["place"]))
@@ -205,11 +212,16 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
                         columns=columns)
                 return
             worker = worker_for(stages.keyed)
+            ended = any((frame["row"] == END).any() for frame in frames)
             records = sorted((Record(key, int(t), int(s), p) for frame in frames
-                              for t, s, p in zip(frame["time"], frame["seq"], frame["payload"])),
+                              for t, s, p, r in zip(frame["time"], frame["seq"], frame["payload"], frame["row"])
+                              if r != END),
                              key=lambda r: (r.time, r.seq))
             stored = self.state.get()
             state, outputs, expires = worker.plan.process(key, stored[0] if stored else None, records)
+            if ended:
+                outputs = outputs + worker.plan.finish(key, state)
+                state = None
             if state is not None:
                 timer = stored[2] if stored else None
                 if expires is not None and timer is None:  # a pending timer re-arms itself while in reach

@@ -19,8 +19,9 @@ streams, merged in time order:
   (a TriG file cannot be read past a syntax error: the rest of that file is lost, and
   the error says so).
 
-Offsets are ``{"n": {stream: elements seen}, "t": largest time handed out}``. Which elements a
-batch holds is a function of its start and end offsets alone, so a batch replayed after a
+Offsets are ``{"n": {stream: elements seen}, "t": largest time handed out, "end": every
+stream has ended}``; the batch that reaches the end carries an ``end`` row last, so that
+the program can flush what it still holds (windows to close). Which elements a batch holds is a function of its start and end offsets alone, so a batch replayed after a
 crash holds exactly what it held before. A batch's time points are split into contiguous
 runs, one per partition, so the enrichment stage needs no shuffle to see whole time points.
 """
@@ -43,6 +44,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, jsonl_time, LineError, scan_stream
 from chronolog.terms import TermDictionary
 
+END_SEQ = 1 << 62  # the end-of-stream row comes after every element of its time
 SCHEMA = "kind string, stream string, time long, seq long, payload string, syntax string, place string"
 FORMAT_NAME = "chronolog"
 
@@ -288,6 +290,8 @@ def batch_rows(scanners: dict[str, StreamScanner], start: dict, end: dict, parti
             parts.append(list(group))
     if diagnostics:
         parts[:1] = [diagnostics + (parts[0] if parts else [])]
+    if end.get("end") and not start.get("end"):  # every stream has ended: the program is told, after the rest
+        parts[-1:] = [(parts[-1] if parts else []) + [("end", "", t1, END_SEQ, "", "end", "")]]
     return parts
 
 
@@ -340,7 +344,7 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
                     n = min(n, first + limit.max_rows)
                 ns[name] = max(n, first)
                 finals[name] = self.final[name] and ns[name] == scanner.count
-            return {"n": ns, "t": release_bound(self.scanners, ns, start["t"], finals)}
+            return {"n": ns, "t": release_bound(self.scanners, ns, start["t"], finals), "end": all(finals.values())}
 
         def partitions(self, start: dict, end: dict) -> list:
             for name, scanner in self.scanners.items():
