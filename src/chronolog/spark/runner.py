@@ -107,7 +107,7 @@ def _late_element(time: int | None, payload: str, dictionary: TermDictionary) ->
     return StreamElement(time or 0, tuple(dict.fromkeys(encode_text(payload, dictionary, format="nt"))))
 
 
-def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapping[str, str], lateness: int):
+def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapping[str, str]):
     """The streaming DataFrame of result rows (see ``result_ddl``) of the program over ``streams``."""
     from pyspark.sql import functions as F
 
@@ -116,7 +116,10 @@ def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapp
     for key, value in options.items():
         reader = reader.option(key, value)
     records = reader.load().mapInArrow(prepare_stage(stages), record_schema(stages.kind)[1])
-    records = records.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", f"{lateness} milliseconds")
+    # The watermark only drives the timers that evict state (the source already hands out
+    # whole time points in order, lateness applied): its column is dropped before the keyed
+    # stage, so that no row is ever filtered there as late (a time at or before 0 would be).
+    records = records.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", "0 milliseconds").drop("ts")
     return records.groupBy("key").transformWithStateInPandas(
         keyed_processor(stages), result_ddl(stages.kind), "Append", "EventTime")
 
@@ -161,7 +164,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
         options["maxElementsPerBatch"] = str(max_elements_per_batch)
     if rate:
         options["rate"] = str(rate)
-    frame = build_query(spark, stages, named, options, lateness)
+    frame = build_query(spark, stages, named, options)
     writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, program.input_kind, summary, report)) \
         .option("checkpointLocation", str(location)).queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
     if trigger == "available-now":
