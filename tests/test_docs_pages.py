@@ -131,6 +131,7 @@ def test_every_page_is_found() -> None:
 def test_example(example: Example, tmp_path: Path) -> None:
     status, stdout, stderr = run(example, tmp_path)
     if os.environ.get("CHRONOLOG_UPDATE_DOCS"):
+        assert status == example.exit, f"{example.where}: exit status {status}: {stderr}"
         _update(example, stdout, stderr)
         return
     assert (status, stdout) == (example.exit, example.output.body), f"{example.where}: {stderr}"
