@@ -112,12 +112,12 @@ sys.exit(main())
 
 
 def test_spark_submit_with_an_archived_environment(cluster: Cluster, tmp_path: Path) -> None:
-    """The README's route to a cluster: chronolog in a virtual environment shipped as an
+    """The route to a cluster of docs/spark.md: chronolog in a virtual environment shipped as an
     archive (``spark-submit --archives env.tar.gz#env``, ``PYSPARK_PYTHON=./env/bin/python``),
     run by spark-submit in client mode from the folder that holds ``env``, no PYTHONPATH.
 
     To stay cheap the environment reuses this interpreter's packages and gets chronolog as a
-    copy of ``src/chronolog``, where the README has ``pip install .`` download pyspark, pyarrow,
+    copy of ``src/chronolog``, where docs/spark.md has ``pip install`` download pyspark, pyarrow,
     pandas and pyoxigraph into it. ``--system-site-packages`` reaches the base installation's
     packages only, so when pytest runs from a virtualenv a .pth file adds that one's."""
     import site
