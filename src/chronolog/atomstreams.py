@@ -33,8 +33,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from .errors import ChronologSyntaxError
 from .formats import Source, encode_text, source_name
-from .lateness import LatePolicy
-from .streams import LineError, StreamElement, apply_late_policy, jsonl_element, jsonl_time, read_stream
+from .lateness import ErrorPolicy, LatePolicy
+from .streams import LineError, StreamElement, apply_late_policy, handle_errors, jsonl_element, jsonl_time, read_stream
 from .terms import TermDictionary
 
 Value = Union[str, int, Decimal]  # a constant: a name (str) or a number
@@ -193,6 +193,8 @@ def read_atom_stream(
     *,
     format: str | None = None,
     late: LatePolicy | None = None,
+    lateness: int = 0,
+    on_error: ErrorPolicy | None = None,
     ms_per_unit: int = 1,
 ) -> Iterator[StreamElement]:
     """The elements of an atom stream, each ``StreamElement(time, atom texts in normal form)``.
@@ -200,7 +202,8 @@ def read_atom_stream(
     ``format`` is "atoms" (JSON Lines with "atoms"), "trig" or "jsonl" (RDF streams, through
     the atom mapping); by default a .trig file is RDF and a JSON Lines file is read as atoms
     or as RDF by the key its first element has. Late elements go to ``late`` (default:
-    rejected). Malformed lines raise ``FILE:LINE:COL`` errors.
+    rejected), ``lateness`` as for RDF streams (:func:`~chronolog.streams.apply_late_policy`);
+    malformed lines are ``FILE:LINE:COL`` errors for ``on_error`` (default: raised).
 
     >>> import io
     >>> data = io.BytesIO(b'{"time": 1, "atoms": ["p( a ,b)", "q"]}\\n{"time": 3, "atoms": []}\\n')
@@ -209,10 +212,11 @@ def read_atom_stream(
     """
     chosen = format or _atom_format(source)
     if chosen in ("trig", "jsonl"):
-        return _rdf_atoms(source, chosen, late, ms_per_unit)
+        return _rdf_atoms(source, chosen, late, lateness, on_error, ms_per_unit)
     if chosen != "atoms":
         raise ValueError(f"unknown atom stream format {format!r}: expected 'atoms', 'trig' or 'jsonl'")
-    return apply_late_policy(_atom_lines(source, ms_per_unit), late or LatePolicy.reject())
+    located = handle_errors(_atom_lines(source, ms_per_unit), on_error or ErrorPolicy())
+    return apply_late_policy(located, late or LatePolicy.reject(), lateness)
 
 
 def _atom_format(source: Source) -> str:
@@ -226,15 +230,17 @@ def _atom_format(source: Source) -> str:
     return "atoms"
 
 
-def _rdf_atoms(source: Source, format: str, late: LatePolicy | None, ms_per_unit: int) -> Iterator[StreamElement]:
+def _rdf_atoms(source: Source, format: str, late: LatePolicy | None, lateness: int, on_error: ErrorPolicy | None,
+               ms_per_unit: int) -> Iterator[StreamElement]:
     dictionary = TermDictionary()  # one per read: the atoms are text, the ids are not kept
     decode = dictionary.decode
-    for element in read_stream(source, dictionary, format=format, late=late, ms_per_unit=ms_per_unit):
+    for element in read_stream(source, dictionary, format=format, late=late, lateness=lateness, on_error=on_error,
+                               ms_per_unit=ms_per_unit):
         atoms = (triple_atom(decode(s), decode(p), decode(o)) for s, p, o in element.triples)  # type: ignore[arg-type]
         yield StreamElement(element.time, tuple(dict.fromkeys(atoms)))  # type: ignore[arg-type]
 
 
-_KEYS = frozenset(("time", "atoms"))
+_KEYS = frozenset(("time", "atoms", "source"))  # "source": where a late element came from
 
 
 def shipped_atoms(payload: str, syntax: str, ms_per_unit: int = 1) -> tuple[str, ...]:
@@ -289,7 +295,8 @@ def atom_element(line: str, ms_per_unit: int = 1) -> StreamElement:
     return StreamElement(time, tuple(dict.fromkeys(texts)))  # type: ignore[arg-type]
 
 
-def _atom_lines(source: Source, ms_per_unit: int) -> Iterator[tuple[StreamElement, str]]:
+def _atom_lines(source: Source, ms_per_unit: int) -> Iterator[tuple[StreamElement, str] | ChronologSyntaxError]:
+    """Each line's element with its place, or its positioned error (reading goes on)."""
     name = source_name(source) or "<stream>"
     lines: IO[bytes] = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source  # type: ignore[assignment]
     try:
@@ -298,13 +305,15 @@ def _atom_lines(source: Source, ms_per_unit: int) -> Iterator[tuple[StreamElemen
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 col = len(raw[: error.start].decode("utf-8", "replace")) + 1
-                raise ChronologSyntaxError("invalid UTF-8", name, lineno, col, None) from None
+                yield ChronologSyntaxError("invalid UTF-8", name, lineno, col, None)
+                continue
             if not line.strip():
                 continue
             try:
                 element = atom_element(line, ms_per_unit)
             except LineError as error:
-                raise ChronologSyntaxError(error.message, name, lineno, error.col, line) from None
+                yield ChronologSyntaxError(error.message, name, lineno, error.col, line)
+                continue
             yield element, f"{name}:{lineno}"
     finally:
         if lines is not source:

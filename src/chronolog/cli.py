@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -97,13 +98,20 @@ def _run(args: argparse.Namespace) -> int:
     from chronolog.lang.registry import load_spec
     from chronolog.program.writers import open_output_writer, output_format
     from chronolog.progress import Progress
+    from chronolog.run_io import LATE_MODES, atomic_file, check_output, close_policies, error_policy, late_policy
     from chronolog.streams import detect_stream_format
+    from chronolog.timeunits import parse_duration
 
     _example_dir(args)
     if not args.stream:
         raise ChronologError("run needs --stream [NAME=]SOURCE (or an example directory)")
     sources = stream_sources(args.stream)
     spec = load_spec(args.program, args.lang, _options(args))
+    inputs = [*sources.values(), args.program, *args.background, *args.rules]
+    check_output(args.output, inputs)
+    for flag, path in (("--late", args.late), ("--quarantine", args.quarantine)):
+        if path not in (None, *LATE_MODES):
+            check_output(path, [*inputs, args.output or ""], flag)
     if args.runner == "spark":
         from chronolog.spark.command import run_spark_command
 
@@ -119,20 +127,29 @@ def _run(args: argparse.Namespace) -> int:
     first = next(iter(sources.values()))
     fmt = output_format(program.output_kind, args.output, args.format,
                         detect_stream_format(first) if first.endswith((".trig", ".jsonl")) else None)
-    out = sys.stdout.buffer if args.output in (None, "-") else args.output
+    lateness = parse_duration(args.lateness, ms_per_unit=engine.ms_per_unit)
+    late = late_policy(args.late, program.input_kind, engine.dictionary, engine.ms_per_unit)
+    errors = error_policy(args.on_error, args.quarantine)
     progress = Progress()
     start = time.monotonic()
     outputs = 0
-    with open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
-                            ms_per_unit=engine.ms_per_unit) as writer:
-        for output in engine.run_files(sources):
-            writer.write(output)
-            outputs += 1
-            if outputs & 0xFF == 1:
-                rate = outputs / max(1e-9, time.monotonic() - start)
-                progress.update(f"{outputs:,} outputs ({rate:,.0f}/s), stream time {output.time}")
+    with contextlib.ExitStack() as files:
+        out = sys.stdout.buffer if args.output in (None, "-") else files.enter_context(atomic_file(args.output))
+        writer = files.enter_context(open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
+                                                        ms_per_unit=engine.ms_per_unit))
+        try:
+            for output in engine.run_files(sources, late=late, lateness=lateness, on_error=errors):
+                writer.write(output)
+                outputs += 1
+                if outputs & 0xFF == 1:
+                    rate = outputs / max(1e-9, time.monotonic() - start)
+                    progress.update(f"{outputs:,} outputs ({rate:,.0f}/s), stream time {output.time}")
+        finally:
+            kept = close_policies(late, errors)
     report = program.report()
     progress.done(_summary(report, outputs, time.monotonic() - start))
+    for line in kept:
+        print(f"chronolog: {line}", file=sys.stderr)
     if args.stats and report:
         print(report, file=sys.stderr)
     return 0
@@ -255,6 +272,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=["trig", "jsonl"],
                      help="output format; default: from -o, else the input's")
     run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
+    bad = run.add_argument_group("late and malformed input (both runners)")
+    bad.add_argument("--lateness", default="0", metavar="DURATION",
+                     help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "
+                          "place (default 0)")
+    bad.add_argument("--late", default="error", metavar="error|drop|FILE",
+                     help="an element later than that: stop with an error naming it (default), count it (drop), "
+                          "or write it to FILE with its place")
+    bad.add_argument("--on-error", choices=["stop", "skip"], default="stop",
+                     help="a malformed element: stop with its FILE:LINE:COL error (default; what was output before "
+                          "is kept), or skip it into the --quarantine file and go on")
+    bad.add_argument("--quarantine", metavar="FILE",
+                     help="with --on-error skip: where each skipped element goes, with its place and the reason")
     add_run_spark_arguments(run)
     run.set_defaults(handler=_run)
 

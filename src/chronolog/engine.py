@@ -29,7 +29,7 @@ from typing import Iterable, Iterator, Mapping, Sequence, Union
 
 from chronolog.errors import ChronologError
 from chronolog.lang.registry import compile_program, language_for, load_spec
-from chronolog.lateness import LatePolicy
+from chronolog.lateness import ErrorPolicy, LatePolicy
 from chronolog.program import ATOMS_IN, UNNAMED, Inputs, Options, Output, Program, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.streams import StreamElement
@@ -90,15 +90,19 @@ class Engine:
         """The end of the stream."""
         return self.program.flush()
 
-    def read(self, source: str | os.PathLike[str], *, late: LatePolicy | None = None) -> Iterator[StreamElement]:
-        """The elements of a stream file, read as the program's input kind."""
+    def read(self, source: str | os.PathLike[str], *, late: LatePolicy | None = None, lateness: int = 0,
+             on_error: ErrorPolicy | None = None) -> Iterator[StreamElement]:
+        """The elements of a stream file, read as the program's input kind, with the late
+        and error policies of ``chronolog run`` (defaults: both stop the run)."""
         if self.program.input_kind == ATOMS_IN:
             from chronolog.atomstreams import read_atom_stream
 
-            return read_atom_stream(source, late=late, ms_per_unit=self.ms_per_unit)
+            return read_atom_stream(source, late=late, lateness=lateness, on_error=on_error,
+                                    ms_per_unit=self.ms_per_unit)
         from chronolog.streams import read_stream
 
-        return read_stream(source, self.dictionary, late=late, ms_per_unit=self.ms_per_unit)
+        return read_stream(source, self.dictionary, late=late, lateness=lateness, on_error=on_error,
+                           ms_per_unit=self.ms_per_unit)
 
     def run(self, streams: Streams) -> Iterator[Output]:
         """Outputs for whole streams: one (an iterable of elements) or several (by name),
@@ -132,13 +136,20 @@ class Engine:
             yield from self.program.push(current, inputs)
         yield from self.program.flush()
 
-    def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *,
-                  late: LatePolicy | None = None) -> Iterator[Output]:
+    def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *, late: LatePolicy | None = None,
+                  lateness: int = 0, on_error: ErrorPolicy | None = None) -> Iterator[Output]:
         """``run`` over stream files, by stream name (``""``: the unnamed stream)."""
         for source in sources.values():
-            if not Path(source).is_file():
-                raise ChronologError(f"{source}: not a stream file")
-        return self.run({name: self.read(source, late=late) for name, source in sources.items()})
+            path = Path(source)
+            if path.is_dir():
+                raise ChronologError(f"{source}: is a directory, not a stream file (a directory that files land "
+                                     "in needs --runner spark)")
+            if not path.is_file():
+                raise ChronologError(f"{source}: no such stream file")
+            if not os.access(path, os.R_OK):
+                raise ChronologError(f"{source}: cannot read the stream file (permission denied)")
+        return self.run({name: self.read(source, late=late, lateness=lateness, on_error=on_error)
+                         for name, source in sources.items()})
 
 
 def _tagged(n: int, name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:

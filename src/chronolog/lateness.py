@@ -1,7 +1,10 @@
-"""What happens to late input: one policy object for stream readers and the temporal engine.
+"""What happens to late and to malformed input: one policy object each, for stream
+readers and the temporal engine, on both runners.
 
-Late input is never dropped silently: a policy either stops with a ``LateElementError``
-that names the late item, or counts it and hands it to a late-data sink.
+Nothing is dropped silently: a late policy either stops with a ``LateElementError`` that
+names the late item, or counts it and hands it to a late-data sink (``--late
+error|drop|FILE``); an error policy either stops at a malformed element, or counts it and
+hands it to a quarantine sink and goes on (``--on-error stop|skip``).
 """
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from chronolog.errors import LateElementError
+from chronolog.errors import ChronologError, LateElementError
 
 Sink = Callable[[Any], object]
 
@@ -30,6 +33,11 @@ class LatePolicy(ABC):
     def divert(sink: Sink | list) -> "DivertLate":
         """Count late items and hand each to ``sink`` (a callable, or a list to append to)."""
         return DivertLate(sink)
+
+    @staticmethod
+    def drop() -> "DivertLate":
+        """Count late items and keep nothing else of them."""
+        return DivertLate(lambda item: None)
 
     @staticmethod
     def named(name: str, sink: Sink | list | None = None) -> "LatePolicy":
@@ -67,3 +75,22 @@ class DivertLate(LatePolicy):
     def late(self, item: Any, describe: Callable[[], str]) -> None:
         self.count += 1
         self.sink(item)  # type: ignore[operator]
+
+
+class ErrorPolicy:
+    """What a reader does with a malformed element: stop (raise its positioned error, the
+    default) or skip (count it, hand the error to ``sink``, and go on)."""
+
+    def __init__(self, sink: Callable[[ChronologError], object] | None = None) -> None:
+        self.sink = sink
+        self.count = 0
+
+    @property
+    def stops(self) -> bool:
+        return self.sink is None
+
+    def error(self, error: ChronologError) -> None:
+        if self.sink is None:
+            raise error
+        self.count += 1
+        self.sink(error)

@@ -25,10 +25,12 @@ Blank node labels are shared by the whole file (TriG's document scope).
 **JSON Lines** (``.jsonl``, ``.ndjson``): one element per line,
 ``{"time": 10, "graph": "<Turtle or N-Triples text>"}``, the time an integer (time units)
 or an ``xsd:dateTime`` string. Each ``graph`` is its own Turtle document, so blank node
-labels are local to one element. Blank lines are skipped; other keys are an error.
+labels are local to one element. Blank lines are skipped; a ``"source"`` key (the place a
+late element was read from, in a late-element file) is ignored; other keys are an error.
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import os
@@ -43,7 +45,7 @@ import pyoxigraph
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat
 
 from .errors import ChronologError, ChronologSyntaxError
-from .lateness import LatePolicy
+from .lateness import ErrorPolicy, LatePolicy
 from .formats import (
     EncodedTriple,
     Output,
@@ -91,19 +93,47 @@ class LateElement:
 Located = tuple[StreamElement, str]
 
 
-def apply_late_policy(located: Iterable[Located], policy: LatePolicy) -> Iterator[StreamElement]:
-    """The elements that are not late, in order; late ones go to ``policy``.
+def apply_late_policy(located: Iterable[Located], policy: LatePolicy, lateness: int = 0) -> Iterator[StreamElement]:
+    """The elements that are not late, in time order; late ones go to ``policy``.
 
-    The one place where lateness is decided, for every reader.
+    The one place where lateness is decided, for every reader (the Spark source decides
+    the same way, per element, whatever the micro-batches): an element is late when it is
+    older than the largest time before it minus ``lateness``; elements up to ``lateness``
+    out of order are put back in place, each released once the stream has passed its time
+    by more than ``lateness`` (at the end of the stream, all of them).
+
+    >>> els = [(StreamElement(t, ()), f"s:{n}") for n, t in enumerate([1, 3, 2, 6, 4, 9, 5], 1)]
+    >>> late = []
+    >>> [e.time for e in apply_late_policy(els, LatePolicy.divert(late), lateness=2)], [x.where for x in late]
+    ([1, 2, 3, 4, 6, 9], ['s:7'])
     """
-    current: int | None = None
-    for element, where in located:
-        if current is not None and element.time < current:
-            policy.late(LateElement(element, where, current), lambda: (
-                f"{where}: late element at time {element.time}, older than the stream's current time {current}"))
+    newest: int | None = None
+    held: list[tuple[int, int, StreamElement]] = []
+    items = iter(located)
+    for n in itertools.count():
+        try:
+            element, where = next(items)
+        except StopIteration:
+            break
+        except ChronologError:  # reading stops here: what was accepted before is handed out first
+            while held:
+                yield heapq.heappop(held)[2]
+            raise
+        if newest is not None and element.time < newest - lateness:
+            policy.late(LateElement(element, where, newest), lambda: (
+                f"{where}: late element at time {element.time}, older than the stream's current time {newest}"
+                + (f" minus the lateness {lateness}" if lateness else "")))
             continue
-        current = element.time
-        yield element
+        if newest is None or element.time > newest:
+            newest = element.time
+        if not lateness:
+            yield element
+            continue
+        heapq.heappush(held, (element.time, n, element))
+        while held and held[0][0] < newest - lateness:
+            yield heapq.heappop(held)[2]
+    while held:
+        yield heapq.heappop(held)[2]
 
 
 def group_time_points(elements: Iterable[StreamElement]) -> Iterator[tuple[int, list[StreamElement]]]:
@@ -145,16 +175,32 @@ def read_stream(
     *,
     format: str | None = None,
     late: LatePolicy | None = None,
+    lateness: int = 0,
+    on_error: ErrorPolicy | None = None,
     base_iri: str | None = None,
     ms_per_unit: int = 1,
 ) -> Iterator[StreamElement]:
     """The elements of a stream file (path or binary file object), streamed.
 
     The format is 'trig' or 'jsonl' (default: from the extension); ``late`` defaults to
-    rejecting late elements.
+    rejecting late elements; ``lateness`` is how far out of order an element may come
+    (:func:`apply_late_policy`); ``on_error`` decides about malformed elements (default:
+    stop with the error).
     """
+    if on_error is not None and not on_error.stops:
+        scanned = scan_stream(source, dictionary, format=format, base_iri=base_iri, ms_per_unit=ms_per_unit)
+        return apply_late_policy(handle_errors(scanned, on_error), late or LatePolicy.reject(), lateness)
     reader = read_trig if _stream_format(format, source) == "trig" else read_jsonl
-    return reader(source, dictionary, late=late, base_iri=base_iri, ms_per_unit=ms_per_unit)
+    return reader(source, dictionary, late=late, lateness=lateness, base_iri=base_iri, ms_per_unit=ms_per_unit)
+
+
+def handle_errors(items: Iterable[Located | ChronologError], on_error: ErrorPolicy) -> Iterator[Located]:
+    """The elements of a scan; each malformed one goes to ``on_error`` (which may raise)."""
+    for item in items:
+        if isinstance(item, ChronologError):
+            on_error.error(item)
+        else:
+            yield item
 
 
 def scan_stream(
@@ -202,12 +248,13 @@ def read_trig(
     dictionary: TermDictionary,
     *,
     late: LatePolicy | None = None,
+    lateness: int = 0,
     base_iri: str | None = None,
     ms_per_unit: int = 1,
 ) -> Iterator[StreamElement]:
     """The elements of a TriG stream (layout in the module docstring)."""
     located = _TrigElements(source, dictionary, base_iri, ms_per_unit)
-    return apply_late_policy(located, late or LatePolicy.reject())
+    return apply_late_policy(located, late or LatePolicy.reject(), lateness)
 
 
 class _TrigElements:
@@ -325,6 +372,7 @@ def read_jsonl(
     dictionary: TermDictionary,
     *,
     late: LatePolicy | None = None,
+    lateness: int = 0,
     base_iri: str | None = None,
     ms_per_unit: int = 1,
 ) -> Iterator[StreamElement]:
@@ -336,7 +384,7 @@ def read_jsonl(
     [(5, 1)]
     """
     located = _jsonl_elements(source, dictionary, base_iri, ms_per_unit)
-    return apply_late_policy(located, late or LatePolicy.reject())
+    return apply_late_policy(located, late or LatePolicy.reject(), lateness)
 
 
 _GRAPH_VALUE = re.compile(r'"graph"\s*:\s*"')
@@ -381,7 +429,7 @@ class LineError(Exception):
         self.col = col
 
 
-_JSONL_KEYS = frozenset(("time", "graph"))
+_JSONL_KEYS = frozenset(("time", "graph", "source"))  # "source": where a late element came from
 
 
 def jsonl_element(line: str, dictionary: TermDictionary, base_iri: str | None, ms_per_unit: int) -> StreamElement:
@@ -478,13 +526,14 @@ class StreamWriter(ABC):
         self._ms_per_unit = ms_per_unit
         self.count = 0
 
-    def write(self, element: StreamElement) -> None:
-        self._out.write(self._encode(element))
+    def write(self, element: StreamElement, source: str | None = None) -> None:
+        """Write one element; ``source`` (where a late element was read) goes with it."""
+        self._out.write(self._encode(element, source))
         self._out.flush()
         self.count += 1
 
     @abstractmethod
-    def _encode(self, element: StreamElement) -> bytes:
+    def _encode(self, element: StreamElement, source: str | None) -> bytes:
         """The bytes of one element."""
 
     def close(self) -> None:
@@ -521,7 +570,7 @@ class TrigWriter(StreamWriter):
         self._last_time: int | None = None
         self._n = 0
 
-    def _encode(self, element: StreamElement) -> bytes:
+    def _encode(self, element: StreamElement, source: str | None) -> bytes:
         self._n = self._n + 1 if element.time == self._last_time else 0
         self._last_time = element.time
         graph = NamedNode(self._graph_iri(element.time, self._n))
@@ -531,19 +580,23 @@ class TrigWriter(StreamWriter):
             time = Literal(str(element.time), datatype=_XSD_INTEGER)
         quads = [Quad(graph, GENERATED_AT_TIME, time, DefaultGraph())]
         quads += (Quad(t.subject, t.predicate, t.object, graph) for t in decode_triples(element.triples, self._dictionary))
-        return pyoxigraph.serialize(quads, format=RdfFormat.TRIG)
+        note = f"# source: {source}\n".encode("utf-8") if source else b""  # a comment: readers skip it
+        return note + pyoxigraph.serialize(quads, format=RdfFormat.TRIG)
 
 
 class JsonlWriter(StreamWriter):
     """Writes ``{"time": t, "graph": "<N-Triples>"}`` per element, one per line."""
 
-    def _encode(self, element: StreamElement) -> bytes:
+    def _encode(self, element: StreamElement, source: str | None) -> bytes:
         triples = decode_triples(element.triples, self._dictionary)
         graph = pyoxigraph.serialize(triples, format=RdfFormat.N_TRIPLES).decode("utf-8")
         time: int | str = element.time
         if self._as_datetime:
             time = time_to_datetime(element.time, ms_per_unit=self._ms_per_unit)
-        return (json.dumps({"time": time, "graph": graph}, ensure_ascii=False) + "\n").encode("utf-8")
+        record: dict[str, object] = {"time": time, "graph": graph}
+        if source:
+            record["source"] = source
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def open_stream_writer(

@@ -6,6 +6,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from chronolog.errors import ChronologError
 from chronolog.program import GRAPHS, SOLUTIONS
 from chronolog.spark.sinks import ConsoleSink, OutputRecord, ParquetSink, StreamFileSink, sink_for
 
@@ -22,6 +23,7 @@ def test_stream_file_sink_is_exactly_once_across_a_crash(tmp_path: Path, fmt: st
     once.reset()
     for batch, time in enumerate((10, 20, 30)):
         once.write(batch, detections(time, batch + 1))
+    once.close()
     expected = (tmp_path / f"once{suffix}").read_bytes()
 
     out = tmp_path / f"out{suffix}"
@@ -31,6 +33,7 @@ def test_stream_file_sink_is_exactly_once_across_a_crash(tmp_path: Path, fmt: st
     sink.write(1, detections(20, 2))
     with open(out, "ab") as partial:  # batch 2 was being written when the process died
         partial.write(b"<urn:chronolog:element:30:0> <http://www.w3.org/ns/prov#genera")
+    sink.close()  # the process died: its lock went with it
     restarted = StreamFileSink(out, GRAPHS, fmt)  # a new process, same files
     restarted.write(1, detections(20, 2))  # logged already: skipped
     restarted.write(2, detections(30, 3))
@@ -67,3 +70,14 @@ def test_solution_sink_writes_one_line_per_evaluation_time(tmp_path: Path) -> No
     sink.write(0, [OutputRecord(5, "q", [solution, '{"x": "\\"5\\""}'], "*")])
     assert out.read_text() == ('{"time": 5, "solutions": [{"x": "<http://e/a>", "@start": 3, "@end": 5}, '
                                '{"x": "\\"5\\""}]}\n')
+
+
+def test_two_runs_cannot_write_the_same_file(tmp_path: Path) -> None:
+    first = StreamFileSink(tmp_path / "out.trig", GRAPHS, "trig")
+    first.reset()
+    second = StreamFileSink(tmp_path / "out.trig", GRAPHS, "trig")
+    with pytest.raises(ChronologError, match="another chronolog run is writing this file"):
+        second.reset()
+    first.close()
+    second.reset()  # free again once the first run has ended
+    second.close()

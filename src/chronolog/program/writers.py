@@ -4,17 +4,19 @@ flushed as soon as it is written, so a reader (or another chronolog) sees it at 
 """
 from __future__ import annotations
 
+import json
 import os
 from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import IO, Union
 
-from chronolog.errors import ChronologError
+from chronolog.errors import ChronologError, ChronologSyntaxError
+from chronolog.program.contract import ATOMS_IN
 from chronolog.program.outputs import (
     ATOMS, GRAPHS, SOLUTIONS, AtomsOutput, GraphOutput, Output, SolutionsOutput, atoms_line, solution_record,
     solutions_line,
 )
-from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, StreamElement, open_stream_writer
+from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, LateElement, StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
 
 Target = Union[str, os.PathLike, IO[bytes]]
@@ -121,3 +123,57 @@ def open_output_writer(target: Target, kind: str, dictionary: TermDictionary, *,
     if kind == SOLUTIONS:
         return SolutionWriter(target, dictionary)
     return AtomWriter(target)
+
+
+class LateWriter:
+    """A late-element file (``--late FILE``): each late element in the input's stream
+    format with the place it was read from (``"source"`` in JSON Lines, a ``# source:``
+    comment in TriG), so it can be replayed and traced."""
+
+    def __init__(self, path: str | os.PathLike, input_kind: str, dictionary: TermDictionary, ms_per_unit=1) -> None:
+        self.path = str(path)
+        self._atoms = input_kind == ATOMS_IN
+        if self._atoms:
+            self._out: IO[bytes] = open(path, "wb")
+        else:
+            self._stream = open_stream_writer(path, dictionary, format=output_format(GRAPHS, self.path),
+                                              ms_per_unit=ms_per_unit)
+
+    def __call__(self, late: LateElement) -> None:
+        if self._atoms:
+            record = {"time": late.element.time, "atoms": list(late.element.triples), "source": late.where}
+            self._out.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            self._out.flush()
+        else:
+            self._stream.write(late.element, late.where)
+
+    def close(self) -> None:
+        (self._out if self._atoms else self._stream).close()
+
+
+class QuarantineWriter:
+    """A quarantine file (``--on-error skip``): one JSON line per malformed element, with
+    where it was, why it was refused, and its text: ``{"source": "FILE:LINE", "reason":
+    "...", "element": "..."}``."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = str(path)
+        self._out: IO[bytes] = open(path, "wb")
+
+    def __call__(self, error: ChronologError) -> None:
+        self.write(quarantine_record(error))
+
+    def write(self, record: dict[str, object]) -> None:
+        self._out.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        self._out.flush()
+
+    def close(self) -> None:
+        self._out.close()
+
+
+def quarantine_record(error: Exception) -> dict[str, object]:
+    """What the quarantine keeps of a malformed element."""
+    if isinstance(error, ChronologSyntaxError):
+        return {"source": f"{error.filename}:{error.lineno}:{error.offset}", "reason": error.message,
+                "element": (error.text or "").rstrip("\n")}
+    return {"source": None, "reason": str(error), "element": None}

@@ -152,10 +152,6 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--trigger", default=None, metavar="WHEN",
                        help="available-now (process what is there, then stop; the default for a stream file) "
                             "or an interval such as '2 seconds' (the default for a directory: 1 second)")
-    group.add_argument("--late", metavar="FILE", help="write late elements to this stream file (exactly once)")
-    group.add_argument("--lateness", default="0", metavar="DURATION",
-                       help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back "
-                            "in place (default 0)")
     group.add_argument("--max-elements-per-batch", type=int, default=0, metavar="N",
                        help="at most N stream elements per micro-batch (default: all available)")
     group.add_argument("--partitions", type=int, default=0, metavar="N",
@@ -164,15 +160,24 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
                        help="replay the stream at N elements per second (default: as fast as possible)")
 
 
+def _summary(summary, late) -> str:
+    """The closing line of a Spark run."""
+    kept = "dropped" if late == "drop" else "refused" if late == "error" else f"written to {late.file.path}"
+    return (f"{summary.outputs:,} outputs in {summary.batches:,} batches, {summary.late:,} late elements {kept}, "
+            f"{len(summary.errors):,} malformed, {summary.seconds:.1f} s")
+
+
 def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -> int:
     """``chronolog run --runner spark`` of the program ``spec`` over ``sources`` (by stream name)."""
     import os
 
     from chronolog.lang.registry import compile_program
     from chronolog.program.writers import output_format
-    from chronolog.spark.runner import run_spark
+    from chronolog.errors import ChronologError
+    from chronolog.run_io import LATE_MODES
+    from chronolog.spark.runner import RunStopped, run_spark
     from chronolog.spark.session import parse_conf
-    from chronolog.spark.sinks import LateFileSink, sink_for
+    from chronolog.spark.sinks import LateFileSink, QuarantineFileSink, sink_for
     from chronolog.spark.source import check_stream_path
     from chronolog.streams import detect_stream_format
     from chronolog.timeunits import parse_duration, unit_ms
@@ -188,16 +193,23 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -
     fmt = output_format(program.output_kind, None if parquet else args.output, args.format,
                         detect_stream_format(files[0]) if files else None)
     trigger = args.trigger or ("available-now" if len(files) == len(sources) else "1 second")
-    late = LateFileSink(args.late, detect_stream_format(args.late)) if args.late else None
+    late = args.late if args.late in LATE_MODES else LateFileSink(args.late, detect_stream_format(args.late))
+    if args.on_error == "skip" and args.quarantine is None:
+        raise ChronologError("--on-error skip needs --quarantine FILE (where the skipped elements are kept)")
+    quarantine = QuarantineFileSink(args.quarantine) if args.quarantine else None
     progress = Progress()
-    summary = run_spark(
-        spec, sources, sink_for(args.output, program.output_kind, fmt), master=args.master,
-        conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
-        lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
-        max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
-        progress=progress)
-    progress.done(f"{summary.outputs:,} outputs in {summary.batches:,} batches, {summary.late:,} late and "
-                  f"{len(summary.errors):,} malformed elements, {summary.seconds:.1f} s")
+    try:
+        summary = run_spark(
+            spec, sources, sink_for(args.output, program.output_kind, fmt), master=args.master,
+            conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
+            lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
+            on_error=args.on_error, quarantine=quarantine,
+            max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
+            progress=progress)
+    except RunStopped as stopped:
+        progress.done(_summary(stopped.summary, late))
+        raise
+    progress.done(_summary(summary, late))
     if args.stats:
         print(f"{summary.batches:,} batches, {summary.input_rows:,} elements, {summary.outputs:,} outputs, "
               f"{summary.late:,} late, {len(summary.errors):,} malformed; at most {summary.max_state_rows:,} "

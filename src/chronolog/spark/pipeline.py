@@ -23,6 +23,7 @@ own: once per worker process, not per batch.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -34,6 +35,7 @@ from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, GRAPHS, Plan, Program, ProgramSpec, Record
 from chronolog.program.outputs import Output, render
+from chronolog.program.writers import quarantine_record
 from chronolog.streams import LineError, jsonl_element
 from chronolog.timeunits import unit_ms
 
@@ -65,7 +67,8 @@ def record_schema(kind: str) -> tuple[pa.Schema, str]:
 def result_ddl(kind: str) -> str:
     """The keyed stage's rows, what the sinks get: ``row`` is OUTPUT, LATE or ERROR;
     ``source`` the rule or query (an output) or the element's place (a diagnostic);
-    ``body`` the output, the late element's payload or the error message; ``order`` and
+    ``body`` the output, the late element's payload or the malformed element's quarantine
+    record (JSON: source, reason, element); ``order`` and
     ``n`` make the order of a batch's outputs deterministic."""
     return f"row string, time long, source string, body {body_types(kind)[1]}, place string, order string, n long"
 
@@ -158,14 +161,12 @@ def prepare_stage(stages: Stages):
                 try:
                     inputs.setdefault(row["stream"], []).append(worker.element(row["payload"], row["syntax"],
                                                                                row["place"]))
-                except ChronologSyntaxError as error:
-                    message = str(error)
                 except (ChronologError, SyntaxError) as error:
-                    message = f"{row['place']}: {error}"
-                else:
-                    continue
-                rows.append((PASSTHROUGH_KEY, row["time"], row["seq"], None, ERROR, row["place"],
-                             _diagnostic_body(message, stages.kind), row["place"]))
+                    record = quarantine_record(error)
+                    if record["source"] is None:
+                        record.update(source=row["place"], element=row["payload"])
+                    rows.append((PASSTHROUGH_KEY, row["time"], row["seq"], None, ERROR, row["place"],
+                                 _diagnostic_body(json.dumps(record), stages.kind), row["place"]))
             prepared = worker.plan.prepare(first["time"], inputs)
             rows.extend((r.key, r.time, r.seq, r.payload, None, None, None, None) for r in prepared.records)
             for row, time, source, body, _, _, n in worker.rendered(prepared.outputs, ""):

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from chronolog.errors import ChronologError
+from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.progress import Progress
 from chronolog.spark.pipeline import ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
-from chronolog.spark.sinks import LateFileSink, OutputRecord, Sink
+from chronolog.spark.sinks import LateFileSink, OutputRecord, QuarantineFileSink, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
 from chronolog.streams import StreamElement, jsonl_element
 from chronolog.terms import TermDictionary
@@ -46,6 +46,8 @@ class RunSummary:
     outputs: int = 0
     late: int = 0
     errors: list[str] = field(default_factory=list)
+    failure: str | None = None  # why a policy stopped the run (--late error, --on-error stop)
+    failure_batch: int | None = None  # the batch that found it: the run stops once it is committed
     stream_time: int | None = None
     input_rows: int = 0
     state_rows: int = 0
@@ -54,13 +56,26 @@ class RunSummary:
     progress: list[dict] = field(default_factory=list)
 
 
-class _BatchHandler:
-    """The ``foreachBatch`` function: sorts a batch, feeds the sinks, counts."""
+class RunStopped(ChronologError):
+    """A late or malformed element stopped the run (``--late error``, ``--on-error stop``),
+    after the batch that held it was committed: a restart on the checkpoint resumes past it."""
 
-    def __init__(self, sink: Sink, late: LateFileSink | None, input_kind: str, summary: RunSummary,
-                 report: Callable[[str], None]) -> None:
+    def __init__(self, message: str, summary: RunSummary) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+class _BatchHandler:
+    """The ``foreachBatch`` function: sorts a batch, feeds the sinks, applies the late and
+    error policies, counts. A policy that stops the run lets the batch finish (its checkpoint
+    moves past the element, so a restart resumes after it, not into it) and records why."""
+
+    def __init__(self, sink: Sink, late: str | LateFileSink, on_error: str, quarantine: QuarantineFileSink | None,
+                 input_kind: str, summary: RunSummary, report: Callable[[str], None]) -> None:
         self.sink = sink
         self.late = late
+        self.on_error = on_error
+        self.quarantine = quarantine
         self.input_kind = input_kind
         self.summary = summary
         self.report = report
@@ -70,29 +85,58 @@ class _BatchHandler:
         outputs = sorted((r for r in rows if r.row == OUTPUT), key=lambda r: (r.time, r.source, r.order, r.n))
         diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place)
         self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order) for r in outputs])
+        summary = self.summary
         late = [d for d in diagnostics if d.row == LATE]
-        if self.late is not None:
+        if isinstance(self.late, LateFileSink):
             dictionary = TermDictionary()
             payloads = [_text(d.body) for d in late]
             if self.input_kind == ATOMS_IN:
-                self.late.write(batch_id, [], dictionary, payloads)
+                self.late.write(batch_id, [], dictionary, [_with_source(p, d.place) for d, p in zip(late, payloads)])
             else:
-                self.late.write(batch_id, [_late_element(d.time, p, dictionary) for d, p in zip(late, payloads)],
-                                dictionary, [])
-        else:
-            for d in late:
-                self.report(f"chronolog: {d.place}: late element at time {d.time} (not processed; "
-                            f"use --late FILE to keep late elements)")
-        for d in diagnostics:
-            if d.row == ERROR:
-                self.report(f"chronolog: {_text(d.body)}")
-                self.summary.errors.append(_text(d.body))
-        summary = self.summary
+                self.late.write(batch_id, [(_late_element(d.time, p, dictionary), d.place)
+                                           for d, p in zip(late, payloads)], dictionary, [])
+        elif self.late == "error" and late:
+            first = late[0]
+            self.fail(batch_id, f"{first.place}: late element at time {first.time}, older than the stream's time "
+                                "minus the lateness (--late error; --late drop or --late FILE keep the run going)")
+        malformed = [json.loads(_text(d.body)) for d in diagnostics if d.row == ERROR]
+        if self.quarantine is not None:
+            self.quarantine.write(batch_id, malformed)
+        for record in malformed:
+            message = _error_message(record)
+            summary.errors.append(message)
+            if self.on_error == "stop":
+                self.fail(batch_id, message)
+            else:
+                self.report(f"chronolog: skipped {message}")
         summary.batches += 1
         summary.outputs += len(outputs)
         summary.late += len(late)
         if outputs:
             summary.stream_time = max(summary.stream_time or outputs[-1].time, outputs[-1].time)
+
+
+    def fail(self, batch_id: int, message: str) -> None:
+        """Stop the run once this batch is committed (the first reason wins)."""
+        if self.summary.failure is None:
+            self.summary.failure, self.summary.failure_batch = message, batch_id
+
+
+def _error_message(record: dict) -> str:
+    """A malformed element's error as ``FILE:LINE:COL: reason`` with its line and a caret."""
+    where = str(record.get("source") or "")
+    file, line, col = (where.rsplit(":", 2) + ["", ""])[:3] if where.count(":") >= 2 else (where, "", "")
+    if line.isdigit():
+        return str(ChronologSyntaxError(str(record["reason"]), file, int(line), int(col) if col.isdigit() else None,
+                                        record.get("element") or None))
+    return f"{where}: {record['reason']}" if where else str(record["reason"])
+
+
+def _with_source(line: str, place: str) -> str:
+    """A late atom-stream line with the place it was read from."""
+    record = json.loads(line)
+    record["source"] = place
+    return json.dumps(record, ensure_ascii=False)
 
 
 def _text(body: str | list[str]) -> str:
@@ -126,7 +170,8 @@ def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapp
 
 def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *, master: str | None = None,
               conf: Mapping[str, str] | None = None, checkpoint: str | None = None,
-              trigger: str = "available-now", late: LateFileSink | None = None, lateness: int = 0,
+              trigger: str = "available-now", late: str | LateFileSink = "error", lateness: int = 0,
+              on_error: str = "stop", quarantine: QuarantineFileSink | None = None,
               max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
               progress: Progress | None = None, report: Callable[[str], None] | None = None,
               stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None) -> RunSummary:
@@ -155,8 +200,9 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     fresh = not (location / "offsets").exists()
     if fresh:
         sink.reset()
-        if late is not None:
-            late.reset()
+        for extra in (late, quarantine):
+            if isinstance(extra, (LateFileSink, QuarantineFileSink)):
+                extra.reset()
     summary = RunSummary()
     options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism),
                "msPerUnit": str(unit_ms(spec.options.time_unit))}
@@ -165,7 +211,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     if rate:
         options["rate"] = str(rate)
     frame = build_query(spark, stages, named, options)
-    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, program.input_kind, summary, report)) \
+    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, on_error, quarantine, program.input_kind, summary, report)) \
         .option("checkpointLocation", str(location)).queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
     if trigger == "available-now":
         writer = writer.trigger(availableNow=True)
@@ -182,8 +228,13 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     finally:
         summary.seconds = _time.monotonic() - start
         sink.close()
+        for extra in (late, quarantine):
+            if isinstance(extra, (LateFileSink, QuarantineFileSink)):
+                extra.close()
         if temporary:
             shutil.rmtree(location, ignore_errors=True)
+    if summary.failure is not None:
+        raise RunStopped(summary.failure, summary)
     return summary
 
 
@@ -234,7 +285,8 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
             f"{summary.outputs:,} outputs, {summary.state_rows:,} state rows")
         if finished:
             return
-        if (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
+        failed = summary.failure_batch is not None and seen is not None and seen >= summary.failure_batch
+        if failed or (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
             query.stop()
             return
 

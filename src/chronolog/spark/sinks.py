@@ -16,12 +16,15 @@ Files are written by the writers of every runner (:mod:`chronolog.program.writer
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import IO, Callable, NamedTuple, Sequence
 
+from chronolog.errors import ChronologError
 from chronolog.program.outputs import GRAPHS, parse_rendered
 from chronolog.program.writers import open_output_writer
 from chronolog.streams import StreamElement, open_stream_writer
@@ -53,14 +56,34 @@ class Sink(ABC):
 
 
 class _OnceFile:
-    """A file appended batch by batch, exactly once: a side log holds each batch's end offset."""
+    """A file appended batch by batch, exactly once: a side log holds each batch's end
+    offset. A run holds a lock on it from its first write to its close, so that a second
+    run writing the same file is refused instead of interleaving with the first."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.log = self.path.with_name(f".{self.path.name}.batches")
+        self._lock: IO[bytes] | None = None
+
+    def lock(self) -> None:
+        if self._lock is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path.with_name(f".{self.path.name}.lock"), "ab")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ChronologError(f"{self.path}: another chronolog run is writing this file") from None
+        self._lock = handle
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()  # closing releases the lock
+            self._lock = None
 
     def reset(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock()
         self.path.write_bytes(b"")
         self.log.write_text("")
 
@@ -71,6 +94,7 @@ class _OnceFile:
 
     def append(self, batch_id: int, write: Callable[[IO[bytes]], None]) -> None:
         """``write(file)`` once for this batch, after cutting off a partial earlier attempt."""
+        self.lock()
         logged = self._logged()
         if any(b == batch_id for b, _ in logged):
             return
@@ -111,10 +135,13 @@ class StreamFileSink(Sink):
     def write(self, batch_id: int, records: list[OutputRecord]) -> None:
         self.file.append(batch_id, lambda out: _write_records(out, records, self.kind, self.format))
 
+    def close(self) -> None:
+        self.file.unlock()
+
 
 class LateFileSink:
-    """Late elements, exactly once: RDF elements as a stream in the file's format, atom
-    elements as their JSON lines."""
+    """Late elements, exactly once, each with the place it was read from: RDF elements as
+    a stream in the file's format, atom elements as their JSON lines."""
 
     def __init__(self, path: str | os.PathLike[str], format: str) -> None:
         self.file = _OnceFile(path)
@@ -123,15 +150,36 @@ class LateFileSink:
     def reset(self) -> None:
         self.file.reset()
 
-    def write(self, batch_id: int, elements: list[StreamElement], dictionary: TermDictionary,
+    def write(self, batch_id: int, elements: list[tuple[StreamElement, str]], dictionary: TermDictionary,
               lines: list[str]) -> None:
         def write(out: IO[bytes]) -> None:
             with open_stream_writer(out, dictionary, format=self.format) as writer:
-                for element in elements:
-                    writer.write(element)
+                for element, place in elements:
+                    writer.write(element, place)
             out.write("".join(line + "\n" for line in lines).encode("utf-8"))
 
         self.file.append(batch_id, write)
+
+    def close(self) -> None:
+        self.file.unlock()
+
+
+class QuarantineFileSink:
+    """Malformed elements (``--on-error skip``), exactly once: their quarantine records
+    (:func:`~chronolog.program.writers.quarantine_record`) as JSON lines."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.file = _OnceFile(path)
+
+    def reset(self) -> None:
+        self.file.reset()
+
+    def write(self, batch_id: int, records: list[dict]) -> None:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+        self.file.append(batch_id, lambda out: out.write(text))
+
+    def close(self) -> None:
+        self.file.unlock()
 
 
 class ConsoleSink(Sink):

@@ -41,6 +41,7 @@ from typing import Iterator
 from pyoxigraph import BlankNode
 
 from chronolog.errors import ChronologError, ChronologSyntaxError
+from chronolog.program.writers import quarantine_record
 from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, jsonl_time, LineError, scan_stream
 from chronolog.terms import TermDictionary
 
@@ -56,7 +57,7 @@ class Record:
     seq: int
     time: int | None  # None for an error
     payload: str  # a JSON line, N-Triples text, or an error message
-    syntax: str  # "jsonl", "nt" or "error"
+    syntax: str  # "jsonl", "nt" or "error" (the payload is then the error's quarantine record, as JSON)
     place: str
     late: bool = False
 
@@ -82,7 +83,7 @@ def _jsonl_record(raw: bytes, name: str, lineno: int, seq: int, ms_per_unit: int
         error = ChronologSyntaxError(exc.message, name, lineno, exc.col, line)
     else:
         return Record(seq, time, line.rstrip("\r\n"), "jsonl", place)
-    return Record(seq, None, str(error), "error", place)
+    return Record(seq, None, json.dumps(quarantine_record(error)), "error", place)
 
 
 def _jsonl_records(path: Path, first_seq: int, ms_per_unit: int | Decimal) -> Iterator[Record]:
@@ -107,8 +108,9 @@ def _trig_records(path: Path, first_seq: int, label: str, ms_per_unit: int | Dec
 
     for item in scan_stream(path, dictionary, format="trig", ms_per_unit=ms_per_unit):
         if isinstance(item, ChronologError):
-            message = f"{item}; the rest of {path} is not read (a TriG file cannot be resynchronised)"
-            yield Record(first_seq, None, message, "error", str(path))
+            record = quarantine_record(item)
+            record["reason"] = f"{record['reason']}; the rest of {path} is not read (a TriG file cannot be resynchronised)"
+            yield Record(first_seq, None, json.dumps(record), "error", str(path))
             return
         element, place = item
         nt = "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in element.triples)
