@@ -75,6 +75,11 @@ class Maintenance(ABC):
     def state(self) -> dict[Triple, int]:
         return dict(self.explicit)
 
+    def clear(self) -> None:
+        """Back to an empty window (before a restore)."""
+        self.explicit.clear()
+        self.overlay.clear()
+
     def _refuse_negation(self) -> None:
         negated = [r for r in self.reasoner.program.rules if r.negatives]
         if negated:
@@ -176,6 +181,11 @@ class Expiration(Maintenance):
     @property
     def overlay(self) -> Database:
         return self._overlay
+
+    def clear(self) -> None:
+        super().clear()
+        self.store = AnnotatedStore()
+        self.held.clear()
 
     def expiration(self, relation: str, fact: Fact) -> int:
         """The last instant ``fact`` holds (a background fact: forever)."""
