@@ -18,7 +18,7 @@ from chronolog.program import Options, ProgramSpec
 from chronolog.spark.runner import run_spark
 from chronolog.spark.sinks import CallbackSink, LateFileSink, OutputRecord
 from test_dotr_differential import cases, render, ttl
-from golden import Case, canonical, canonical_output, cases
+from golden import Case, canonical, canonical_output, cases as golden_cases
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +73,7 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
     assert canonical(got.read_bytes()) == want
 
 
-CASES = cases()
+CASES = golden_cases()
 
 
 @pytest.mark.parametrize("batch, partitions, keyed", [(0, 1, 1), (2, 2, 3)])
