@@ -3,7 +3,8 @@ and the canonical form outputs are compared in.
 
 A case folder holds one program (any registered extension), its input (``stream.*``, or
 the files ``options.json`` names under ``"streams"``: stream IRI -> file), optionally
-``options.json`` (``"background"``, ``"rules"``: files of the folder; ``"time_unit"``) and
+``options.json`` (``"background"``, ``"rules"``: files of the folder; ``"time_unit"``;
+``"maintenance"``) and
 the expected output ``expected.trig`` or ``expected.jsonl``. Adding a language's fixtures
 puts it under every test that iterates :func:`cases` (in-process and Spark runs).
 
@@ -123,6 +124,8 @@ def cases() -> list[Case]:
                 args += ["--rules", str(folder / path)]
             if "time_unit" in options:
                 args += ["--time-unit", options["time_unit"]]
+            if "maintenance" in options:
+                args += ["--maintenance", options["maintenance"]]
             (expected,) = folder.glob("expected.*")
             found.append(Case(lang, folder.name, folder, program, streams, tuple(args), expected))
     return found

@@ -29,7 +29,7 @@ def test_durations_in_coarser_time_units() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("5 parsecs", "unknown time unit 'parsecs' in '5 parsecs'; known: us, ms, s, min, h, d"),
+        ("5 parsecs", "unknown time unit 'parsecs' in '5 parsecs'; known: us, ms, s, min, h, d (and m for minutes)"),
         ("-5 s", "invalid duration '-5 s': expected e.g. '500 ms', '5 s', '5 min', '1 h', 'PT5M'"),
         ("", "invalid duration ''"),
         ("P1M", "ISO 8601 duration 'P1M' uses years or months, which have no fixed length"),

@@ -78,6 +78,20 @@ class Relation:
                     bucket.append(fact)
         return new
 
+    def discard(self, fact: Fact) -> bool:
+        """Remove ``fact`` (from every index too); True if it was there. Windowed reasoning
+        removes facts one by one as they leave a window."""
+        if fact not in self.facts:
+            return False
+        self.facts.discard(fact)
+        for key, index in self._maintained:
+            k = key(fact)
+            bucket = index[k]
+            bucket.remove(fact)
+            if not bucket:
+                del index[k]
+        return True
+
     def clear(self) -> None:
         """Drop every fact, keeping the index objects (bound lookups stay valid)."""
         self.facts.clear()

@@ -2,7 +2,8 @@
 
 A time unit is a whole number of milliseconds (``ms_per_unit``, 1 by default, so time
 points are milliseconds). ``xsd:dateTime`` values map to epoch time in those units;
-durations are written ``500 ms``, ``5 s``, ``5 min``, ``1 h``, ``2 d``, ISO 8601
+durations are written ``500 ms``, ``5 s``, ``5 min``, ``1 h``, ``2 d`` (C-SPARQL's ``10s``,
+``500ms``, ``1m``, ``1h``, ``1d`` too), ISO 8601
 (``PT5M``, ``PT0.5S``, ``P1D``) or as a bare integer (already in time units).
 Everything is integer arithmetic, so conversions are exact or fail loudly.
 """
@@ -19,7 +20,7 @@ MS_PER_UNIT: dict[str, int | Decimal] = {
     "us": Decimal("0.001"), "µs": Decimal("0.001"), "microsecond": Decimal("0.001"), "microseconds": Decimal("0.001"),
     "ms": 1, "millisecond": 1, "milliseconds": 1,
     "s": 1_000, "sec": 1_000, "second": 1_000, "seconds": 1_000,
-    "min": 60_000, "minute": 60_000, "minutes": 60_000,
+    "m": 60_000, "min": 60_000, "minute": 60_000, "minutes": 60_000,
     "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
     "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
 }
@@ -72,7 +73,7 @@ def parse_duration(text: str, *, ms_per_unit: int | Decimal = 1) -> int:
         unit = MS_PER_UNIT.get(match.group(2).lower())
         if unit is None:
             raise TimeFormatError(
-                f"unknown time unit {match.group(2)!r} in {text!r}; known: us, ms, s, min, h, d"
+                f"unknown time unit {match.group(2)!r} in {text!r}; known: us, ms, s, min, h, d (and m for minutes)"
             )
         ms = Decimal(match.group(1)) * unit
     return _to_units(ms, ms_per_unit, f"duration {text!r}")

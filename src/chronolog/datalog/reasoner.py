@@ -165,6 +165,25 @@ class Reasoner:
                 out.extend((name[len(CONSTRAINT_PREFIX):], fact) for fact in view.scan(name))
         return out
 
+    # -- maintenance over windows (chronolog.datalog.maintenance) ----------------------
+
+    def database(self) -> Database:
+        """An empty database with a relation for every relation of the program."""
+        return self._database()
+
+    def derive(self, view: Layers, target: Database, new: Batch) -> None:
+        """Derive into ``target`` (a layer of ``view``) everything that follows from the
+        facts ``new``, already in ``target``: semi-naive, every stratum."""
+        self._saturate(view, target, new, None)
+
+    def consequences(self, view: Layers, new: Batch) -> Iterable[tuple[Rule, int, list[Fact]]]:
+        """(rule, body atom, facts): every rule atom facts of ``new`` match, with them."""
+        return self._routes_of(view, new, self._routes)
+
+    def plan(self, view: Layers, rule: Rule, first: int) -> Callable[..., list[tuple]]:
+        """The plan of ``rule`` from body atom ``first`` (its facts given), heads out."""
+        return self._plan(view, rule, first)
+
     # -- evaluation --------------------------------------------------------------------
 
     def _plan(self, view: Layers, rule: Rule, first: int):

@@ -78,7 +78,7 @@ def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
         m = re.match(r"Unknown namespace prefix : (.*)", msg)
         if m:
             prefix = m.group(1)
-            found = re.search(r"(?<![\w<:#/.-])" + re.escape(prefix) + ":", _mask_iris(text))
+            found = re.search(r"(?<![\w<:#/.-])" + re.escape(prefix) + ":", mask_iris(text))
             raise ChronologSyntaxError.at(
                 f"unknown prefix '{prefix}'", text, found.start() if found else 0, filename
             ) from None
@@ -93,7 +93,7 @@ def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
     return query
 
 
-def _mask_iris(text: str) -> str:
+def mask_iris(text: str) -> str:
     """``text`` with IRIs, strings and comments blanked out (same length), for position search."""
     def blank(m: re.Match) -> str:
         return " " * len(m.group(0))
@@ -138,7 +138,7 @@ def _vars_outside_aggregates(node: Any, out: set) -> None:
 
 def _check_parse_tree(q: CompValue, text: str, filename: str | None) -> None:
     def fail(msg: str, needle: str | None = None) -> None:
-        pos = _mask_iris(text).find(needle) if needle else -1
+        pos = mask_iris(text).find(needle) if needle else -1
         raise ChronologSyntaxError.at(msg, text, max(pos, 0), filename)
 
     for node in _walk_cv(q):
@@ -240,7 +240,7 @@ class _Lowerer:
         self.select_star = False
 
     def fail(self, msg: str, needle: str | None = None) -> None:
-        pos = _mask_iris(self.text).find(needle) if needle else -1
+        pos = mask_iris(self.text).find(needle) if needle else -1
         raise ChronologSyntaxError.at(msg, self.text, max(pos, 0), self.filename)
 
     # -- query forms --
@@ -269,7 +269,7 @@ class _Lowerer:
             describe = tuple(term(v) for v in (_g(q, "PV") or []))
         vars_ = tuple(Var(str(v)) for v in (_g(q, "PV") or [])) if form == "SELECT" else ()
         if form == "SELECT" and self.select_star:
-            masked = _mask_iris(self.text)
+            masked = mask_iris(self.text)
 
             def first_use(v: Var) -> int:
                 m = re.search(r"[?$]" + re.escape(v) + r"\b", masked)

@@ -1,0 +1,207 @@
+"""The compiled program of the window languages (C-SPARQL, RSP-QL): continuous queries
+evaluated over windows, with reasoning kept up to date as triples enter and leave.
+
+Each :class:`ContinuousQuery` has named windows over named streams (a
+:class:`chronolog.window.schedule.Schedule`), a SPARQL query prepared once, and a
+relation-to-stream operator. At every evaluation instant the query runs over the
+background closure plus, either (``named=False``, C-SPARQL) the union of its windows'
+contents in the default graph with what the rules derive from it, or (``named=True``,
+RSP-QL) each window's content and what the rules derive from it as the named graph of the
+window's IRI (``WINDOW :w { P }`` is ``GRAPH :w { P }``). The answer goes through the R2S
+operator: SELECT and ASK give solutions (an ASK one solution binding ``ask`` to
+``true``/``false``), CONSTRUCT gives a graph.
+
+On Spark the program runs under one key (:class:`~chronolog.program.contract.GlobalPlan`):
+windows and their materialization are state that one instant's evaluation reads whole.
+"""
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping
+
+from pyoxigraph import Literal, NamedNode
+
+from chronolog.datalog.loading import reasoner_for
+from chronolog.datalog.maintenance import Maintenance, MaintenanceError, maintenance
+from chronolog.datalog.reasoner import Reasoner
+from chronolog.formats import parse_terms
+from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
+from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.sparql import PreparedQuery
+from chronolog.sparql.evaluate import QUAD
+from chronolog.store import Database, Layers
+from chronolog.terms import TermDictionary
+from chronolog.window.r2s import R2S, relation_to_stream
+from chronolog.window.report import ReportPolicy
+from chronolog.window.schedule import Instant, Schedule
+from chronolog.window.scope import TupleWindow, Window
+
+XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+
+
+@dataclass
+class ContinuousQuery:
+    """One registered query, as a language lowered it."""
+
+    name: str
+    windows: Mapping[str, tuple[str, Window]]  # window name (IRI) -> (stream IRI, window)
+    policy: ReportPolicy
+    r2s: R2S
+    query: PreparedQuery
+    named: bool  # windows as named graphs (RSP-QL), else their union as the default graph
+
+
+class _Running:
+    """A query's state: its schedule, one maintenance per graph, its previous answer."""
+
+    def __init__(self, query: ContinuousQuery, maintainers: dict[str, Maintenance]) -> None:
+        self.query = query
+        self.schedule = Schedule(query.windows, query.policy)
+        self.maintainers = maintainers  # "" for the union, else per window
+        self.counts: dict[str, Counter] = {name: Counter() for name in maintainers}
+        self.previous: Counter = Counter()
+
+
+class WindowedProgram(Program):
+    """Continuous queries over windows (see the module docstring)."""
+
+    def __init__(self, spec: ProgramSpec, dictionary: TermDictionary | None = None) -> None:
+        self.spec = spec
+        self.dictionary = dictionary or TermDictionary()
+        self.warnings: list[ProgramWarning] = []
+        options = spec.options
+        self.strategy = options.maintenance or "naive"
+        self._base = reasoner_for(list(options.background), list(options.rules), self.dictionary)
+        self._base_taken = False
+        self.running: list[_Running] = []
+        self.output_kind = SOLUTIONS
+
+    def _reasoner(self) -> Reasoner:
+        """A reasoner over the one background closure (the first maintenance takes the one
+        that computed it, the others adopt its closure)."""
+        if not self._base_taken:
+            self._base_taken = True
+            return self._base
+        reasoner = Reasoner(self._base.program, self.dictionary)
+        reasoner.adopt_closure(self._base.lower, self._base.upper)
+        return reasoner
+
+    def register(self, query: ContinuousQuery) -> None:
+        if self.strategy == "expiration" and any(isinstance(w, TupleWindow) for _, w in query.windows.values()):
+            raise MaintenanceError("--maintenance expiration needs windows whose items leave at a known time: "
+                                   "a tuple window ([TRIPLES n]) does not; use naive or dred")
+        graphs = list(query.windows) if query.named else [""]
+        self.running.append(_Running(query, {g: maintenance(self.strategy, self._reasoner()) for g in graphs}))
+        self.output_kind = GRAPHS if query.query.form in ("CONSTRUCT", "DESCRIBE") else SOLUTIONS
+
+    @property
+    def streams(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s for r in self.running for s, _ in r.query.windows.values()))
+
+    def push(self, time: int, inputs: Inputs) -> list[Output]:
+        triples = {name: [t for element in elements for t in element] for name, elements in inputs.items()}
+        out: list[Output] = []
+        for running in self.running:
+            out.extend(o for instant in running.schedule.push(time, triples) for o in self._evaluate(running, instant))
+        return sorted(out, key=lambda o: o.time)
+
+    def flush(self) -> list[Output]:
+        out = [o for running in self.running for instant in running.schedule.flush()
+               for o in self._evaluate(running, instant)]
+        return sorted(out, key=lambda o: o.time)
+
+    def _evaluate(self, running: _Running, instant: Instant) -> list[Output]:
+        query = running.query
+        views = {}
+        for graph, keeper in running.maintainers.items():
+            entered: dict = {}
+            left = []
+            counts = running.counts[graph]
+            for window, change in instant.changes.items():
+                if graph and window != graph:
+                    continue
+                for triple, last in change.entered:
+                    counts[triple] += 1
+                    if entered.get(triple, -1) < last:
+                        entered[triple] = last
+                for triple in change.left:
+                    counts[triple] -= 1
+                    if not counts[triple]:
+                        del counts[triple]
+                        left.append(triple)
+            views[graph] = keeper.update(instant.time, entered, [t for t in left if t not in entered])
+        if query.named:
+            quads = Database()
+            relation = quads.relation(QUAD, 4)
+            for graph, keeper in running.maintainers.items():
+                g = self.dictionary.iri(graph)
+                relation.update((g,) + t for t in running.counts[graph])
+                relation.update((g,) + t for t in keeper.overlay.triples)
+            view = Layers([self._base.lower, self._base.upper, quads])
+        else:
+            view = views[""]
+        answer = self._answer(query.query, view)
+        rows = relation_to_stream(query.r2s, running.previous, answer)
+        running.previous = answer
+        if not rows:
+            return []
+        if self.output_kind == GRAPHS:
+            return [GraphOutput(instant.time, query.name, tuple(dict.fromkeys(rows)))]  # type: ignore[arg-type]
+        names = query.query.variables if query.query.form == "SELECT" else ["ask"]
+        solutions = tuple(Solution({n: v for n, v in zip(names, row) if v is not None}) for row in rows)  # type: ignore[arg-type]
+        return [SolutionsOutput(instant.time, query.name, solutions)]
+
+    def _answer(self, query: PreparedQuery, view: Layers) -> Counter:
+        encode = self.dictionary.encode
+        result = query.execute(view)
+        if query.form == "SELECT":
+            return Counter(tuple(None if t is None else encode(t) for t in row) for row in result)
+        if query.form == "ASK":
+            return Counter([(encode(Literal("true" if bool(result) else "false", datatype=XSD_BOOLEAN)),)])
+        return Counter(dict.fromkeys(tuple(encode(t) for t in triple) for triple in result))
+
+    # -- state, as text ------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        text = self._text
+        state = []
+        for running in self.running:
+            last, was_empty, buffers = running.schedule.state()
+            state.append((
+                (last, was_empty, {n: ([(t, text(v)) for t, v in items], inside) for n, (items, inside) in buffers.items()}),
+                {g: (text(list(running.counts[g].elements())), [(text(t), last) for t, last in k.state().items()])
+                 for g, k in running.maintainers.items()},
+                [text(row) for row in running.previous.elements()],
+            ))
+        return pickle.dumps(state, protocol=5)
+
+    def restore(self, data: bytes) -> None:
+        ids = self._ids
+        for running, (schedule, graphs, previous) in zip(self.running, pickle.loads(data)):
+            last, was_empty, buffers = schedule
+            running.schedule.set_state((last, was_empty, {n: ([(t, ids(v)) for t, v in items], inside)
+                                                          for n, (items, inside) in buffers.items()}))
+            for graph, (counts, explicit) in graphs.items():
+                running.counts[graph] = Counter(ids(counts))
+                keeper = running.maintainers[graph]
+                keeper.clear()
+                if explicit:
+                    keeper.update(min(last for _, last in explicit), {ids(t): last for t, last in explicit}, [])
+            running.previous = Counter(ids(row) for row in previous)
+
+    def _text(self, ids: object) -> object:
+        """Term ids (nested in lists and tuples) as N-Triples texts."""
+        if isinstance(ids, int):
+            return str(self.dictionary.decode(ids))
+        if ids is None:
+            return None
+        return type(ids)(self._text(i) for i in ids)  # type: ignore[call-arg, attr-defined]
+
+    def _ids(self, texts: object) -> object:
+        if isinstance(texts, str):
+            return self.dictionary.encode(parse_terms([texts])[0])
+        if texts is None:
+            return None
+        return type(texts)(self._ids(t) for t in texts)  # type: ignore[call-arg, attr-defined]
