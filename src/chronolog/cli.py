@@ -5,11 +5,12 @@ import argparse
 import contextlib
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
 from chronolog import __version__
-from chronolog.errors import ChronologError
+from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.spark.command import add_materialize_spark_arguments, add_run_spark_arguments
 from chronolog.sparql.command import add_query_arguments, query_command
 
@@ -98,7 +99,9 @@ def _run(args: argparse.Namespace) -> int:
     from chronolog.lang.registry import load_spec
     from chronolog.program.writers import open_output_writer, output_format
     from chronolog.progress import Progress
-    from chronolog.run_io import LATE_MODES, atomic_file, check_output, close_policies, error_policy, late_policy
+    from chronolog.run_io import (
+        LATE_MODES, atomic_file, check_inputs, check_output, close_policies, error_policy, late_policy,
+    )
     from chronolog.streams import detect_stream_format
     from chronolog.timeunits import parse_duration
 
@@ -108,6 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     sources = stream_sources(args.stream)
     spec = load_spec(args.program, args.lang, _options(args))
     inputs = [*sources.values(), args.program, *args.background, *args.rules]
+    check_inputs(args.background, "--background")
     check_output(args.output, inputs)
     for flag, path in (("--late", args.late), ("--quarantine", args.quarantine)):
         if path not in (None, *LATE_MODES):
@@ -165,7 +169,9 @@ def _summary(report: str | None, outputs: int, seconds: float) -> str:
 def _check(args: argparse.Namespace) -> int:
     from chronolog.engine import Engine
     from chronolog.lang.registry import load_spec
+    from chronolog.run_io import check_inputs
 
+    check_inputs(args.background, "--background")
     engine = Engine(load_spec(args.program, args.lang, _options(args)))
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
@@ -239,6 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A stream reasoner: ontological reasoning per time point, temporal patterns across them.",
     )
     parser.add_argument("--version", action="version", version=f"chronolog {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of a failure")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     mat = commands.add_parser(
@@ -309,20 +316,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command: every failure is one message and a non-zero exit (``--debug``: and
+    its traceback)."""
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except ChronologError as exc:
-        print(f"chronolog: {exc}" if not isinstance(exc, SyntaxError) else str(exc), file=sys.stderr)
-        return 2
-    except SyntaxError as exc:  # pyoxigraph's own parse errors that escaped wrapping
-        print(f"chronolog: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         print("chronolog: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # every failure ends here as one message; --debug adds the traceback
+        if args.debug:
+            traceback.print_exc()
+        print(_message(exc), file=sys.stderr)
+        return 2 if isinstance(exc, (ChronologError, SyntaxError, OSError)) else 70
+
+
+def _message(exc: Exception) -> str:
+    """The one-line (or, for a syntax error, positioned) message of a failure."""
+    if isinstance(exc, ChronologSyntaxError):
+        return str(exc)
+    if isinstance(exc, (ChronologError, SyntaxError)):
+        return f"chronolog: {exc}"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"chronolog: {where}{exc.strerror or exc}"
+    return f"chronolog: internal error: {type(exc).__name__}: {exc} (run with --debug to see where)"
 
 
 if __name__ == "__main__":

@@ -18,6 +18,17 @@ LATE_MODES = ("error", "drop")  # or a file name
 ERROR_MODES = ("stop", "skip")
 
 
+def check_inputs(paths: Iterable[str], flag: str) -> None:
+    """Each input file exists, is a file and can be read (a clear error before any work)."""
+    for path in paths:
+        if os.path.isdir(path) and not path.endswith(".parquet") and flag != "--background":
+            raise ChronologError(f"{flag} {path}: is a directory, not a file")
+        if not os.path.exists(path):
+            raise ChronologError(f"{flag} {path}: no such file")
+        if not os.access(path, os.R_OK):
+            raise ChronologError(f"{flag} {path}: cannot be read (permission denied)")
+
+
 def check_output(output: str | None, inputs: Iterable[str], flag: str = "-o") -> None:
     """Refuse an output file that is one of the run's inputs (it would be erased), that is
     a directory, or whose folder does not exist or cannot be written."""
@@ -43,7 +54,10 @@ def atomic_file(path: str) -> Iterator[str]:
     with an error: what was output before the error is kept). Readers never see a
     half-written file, and two runs writing the same path do not interleave."""
     target = Path(path)
-    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent or ".")
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent or ".")
+    except OSError as exc:
+        raise ChronologError(f"-o {path}: cannot write there ({exc.strerror})") from None
     os.close(handle)
     try:
         yield partial

@@ -175,7 +175,8 @@ def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Pa
     stream.write_text("\n".join(lines) + "\n")
     late = LateFileSink(tmp_path / "late.jsonl", "jsonl")
     reports: list[str] = []
-    got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append, max_elements_per_batch=2)
+    got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append, max_elements_per_batch=2,
+                                    on_error="skip")
     clean = tmp_path / "clean.jsonl"
     clean.write_text("\n".join(good) + "\n")
     want, _ = spark_detections(fire_spec(), clean)
@@ -235,7 +236,7 @@ def test_parse_error_in_the_program_is_reported_before_spark_starts(tmp_path: Pa
 def test_unreadable_ntriples_payload_is_an_error_row(spark, tmp_path: Path) -> None:
     trig = tmp_path / "s.trig"
     trig.write_text((FIRE / "stream.trig").read_text() + "\n:g13 { :r3 a :SmokeReading\n")
-    got, summary = spark_detections(fire_spec(), trig)
+    got, summary = spark_detections(fire_spec(), trig, on_error="skip")
     assert sum(got.values()) == 1
     assert len(summary.errors) == 1 and "the rest of" in summary.errors[0]
     assert str(trig) in summary.errors[0]
@@ -280,7 +281,8 @@ def test_socket_source(spark, tmp_path: Path) -> None:
 
     threading.Thread(target=serve, daemon=True).start()
     try:
-        got, summary = spark_detections(fire_spec(), f"tcp://127.0.0.1:{port}", report=lambda line: None)
+        got, summary = spark_detections(fire_spec(), f"tcp://127.0.0.1:{port}", report=lambda line: None,
+                                        on_error="skip")
     finally:
         server.close()
     assert sum(got.values()) == 2

@@ -148,7 +148,10 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
     _add_session_arguments(group)
     group.add_argument("--checkpoint", metavar="DIR",
                        help="checkpoint folder: a stopped or killed run restarts where it left off, and file "
-                            "outputs hold each detection exactly once (default: a temporary folder)")
+                            "outputs hold each detection exactly once (default: a temporary folder, removed at "
+                            "the end); it belongs to one program and its options")
+    group.add_argument("--fresh", action="store_true",
+                       help="discard what --checkpoint holds and start the run over")
     group.add_argument("--trigger", default=None, metavar="WHEN",
                        help="available-now (process what is there, then stop; the default for a stream file) "
                             "or an interval such as '2 seconds' (the default for a directory: 1 second)")
@@ -158,6 +161,25 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
                        help="enrichment tasks per micro-batch (default: Spark's default parallelism)")
     group.add_argument("--rate", type=float, default=0.0, metavar="N",
                        help="replay the stream at N elements per second (default: as fast as possible)")
+
+
+def _trigger(given: str | None) -> str | None:
+    """``--trigger``: available-now, or an interval ("2 seconds", "500 ms", "PT1S") as Spark
+    takes it; a clear error otherwise."""
+    from chronolog.errors import ChronologError
+    from chronolog.timeunits import TimeFormatError, parse_duration
+
+    if given is None or given == "available-now":
+        return given
+    try:
+        ms = parse_duration(given.replace("seconds", "s").replace("second", "s").replace("minutes", "min")
+                            .replace("minute", "min").replace("milliseconds", "ms").replace("millisecond", "ms"))
+    except TimeFormatError:
+        ms = None
+    if not ms or given.strip().isdigit():
+        raise ChronologError(f"--trigger {given!r}: expected available-now or an interval such as '2 seconds', "
+                             "'500 ms' or 'PT1S'")
+    return f"{ms} milliseconds"
 
 
 def _summary(summary, late) -> str:
@@ -170,6 +192,7 @@ def _summary(summary, late) -> str:
 def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -> int:
     """``chronolog run --runner spark`` of the program ``spec`` over ``sources`` (by stream name)."""
     import os
+    import shutil
 
     from chronolog.lang.registry import compile_program
     from chronolog.program.writers import output_format
@@ -184,6 +207,10 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -
 
     for source in sources.values():
         check_stream_path(source)
+    if args.fresh:
+        if args.checkpoint is None:
+            raise ChronologError("--fresh discards a --checkpoint folder: give one")
+        shutil.rmtree(args.checkpoint, ignore_errors=True)
     program = compile_program(spec)  # errors, early
     program.plan()  # a program that cannot run on Spark says so before Spark starts
     for warning in program.warnings:
@@ -192,7 +219,7 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -
     parquet = args.output not in (None, "-") and args.output.endswith(".parquet")
     fmt = output_format(program.output_kind, None if parquet else args.output, args.format,
                         detect_stream_format(files[0]) if files else None)
-    trigger = args.trigger or ("available-now" if len(files) == len(sources) else "1 second")
+    trigger = _trigger(args.trigger) or ("available-now" if len(files) == len(sources) else "1 second")
     late = args.late if args.late in LATE_MODES else LateFileSink(args.late, detect_stream_format(args.late))
     if args.on_error == "skip" and args.quarantine is None:
         raise ChronologError("--on-error skip needs --quarantine FILE (where the skipped elements are kept)")

@@ -148,9 +148,9 @@ def prepare_stage(stages: Stages):
                 yield _record_batch(rows, schema)
                 rows = []
             first = group[0]
-            if first["kind"] == END:  # the streams have ended: tell the keys that must hear it
+            if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
                 rows.extend((key, first["time"], first["seq"], None, END, None, None, None)
-                            for key in worker.plan.end_keys())
+                            for key in [*worker.plan.end_keys(), PASSTHROUGH_KEY])
                 continue
             if first["kind"] != "element":  # late or malformed: the element's payload or the error
                 rows.append((PASSTHROUGH_KEY, first["time"], first["seq"], None, first["kind"], first["place"],

@@ -13,6 +13,7 @@ stops the stream.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -20,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -30,7 +31,7 @@ from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.progress import Progress
-from chronolog.spark.pipeline import ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
+from chronolog.spark.pipeline import END, ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
 from chronolog.spark.sinks import LateFileSink, OutputRecord, QuarantineFileSink, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
 from chronolog.streams import StreamElement, jsonl_element
@@ -48,12 +49,45 @@ class RunSummary:
     errors: list[str] = field(default_factory=list)
     failure: str | None = None  # why a policy stopped the run (--late error, --on-error stop)
     failure_batch: int | None = None  # the batch that found it: the run stops once it is committed
+    ended: int | None = None  # the batch that reached the end of every stream: the run ends after it
     stream_time: int | None = None
     input_rows: int = 0
     state_rows: int = 0
     max_state_rows: int = 0
     seconds: float = 0.0
     progress: list[dict] = field(default_factory=list)
+
+
+CHECKPOINT_STAMP = "chronolog-run.json"
+
+
+def fingerprint(spec: ProgramSpec, streams: Mapping[str, str], lateness: int) -> dict[str, object]:
+    """What shapes a run's state and offsets: the program, the options it was compiled
+    with, the streams and the lateness. A checkpoint belongs to one fingerprint."""
+    return {"language": spec.language, "program": hashlib.sha256(spec.text.encode("utf-8")).hexdigest(),
+            "options": {f.name: getattr(spec.options, f.name) for f in fields(spec.options)},
+            "streams": dict(streams), "lateness": lateness}
+
+
+def claim_checkpoint(location: Path, stamp: dict[str, object], fresh: bool) -> None:
+    """Stamp a new checkpoint with its run's fingerprint; refuse to resume one made by
+    another program or other options (their state and offsets would be mixed)."""
+    path = location / CHECKPOINT_STAMP
+    if fresh or not path.exists():
+        location.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(stamp, sort_keys=True, indent=1))
+        return
+    old = json.loads(path.read_text())
+    changed = sorted(k for k in stamp.keys() | old.keys() if _plain(stamp.get(k)) != _plain(old.get(k)))
+    if changed:
+        raise ChronologError(f"the checkpoint {location} belongs to a run with another {', '.join(changed)}: "
+                             "resuming it would mix two programs' state; give a new --checkpoint folder, or "
+                             "--fresh to discard this one and start over")
+
+
+def _plain(value: object) -> object:
+    """``value`` as it reads back from JSON (tuples become lists)."""
+    return json.loads(json.dumps(value, sort_keys=True))
 
 
 class RunStopped(ChronologError):
@@ -83,7 +117,7 @@ class _BatchHandler:
     def __call__(self, frame, batch_id: int) -> None:
         rows = frame.collect()
         outputs = sorted((r for r in rows if r.row == OUTPUT), key=lambda r: (r.time, r.source, r.order, r.n))
-        diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place)
+        diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place or "")
         self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order) for r in outputs])
         summary = self.summary
         late = [d for d in diagnostics if d.row == LATE]
@@ -109,6 +143,8 @@ class _BatchHandler:
                 self.fail(batch_id, message)
             else:
                 self.report(f"chronolog: skipped {message}")
+        if any(d.row == END for d in diagnostics):
+            summary.ended = batch_id
         summary.batches += 1
         summary.outputs += len(outputs)
         summary.late += len(late)
@@ -194,10 +230,11 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
              for name, source in streams.items()}
     progress = progress or Progress(enabled=False)
     report = report or (lambda line: print(line, file=sys.stderr))
-    spark = spark_session(master, conf)
     temporary = checkpoint is None
     location = Path(tempfile.mkdtemp(prefix="chronolog-checkpoint-") if temporary else checkpoint)  # type: ignore[arg-type]
     fresh = not (location / "offsets").exists()
+    claim_checkpoint(location, fingerprint(spec, named, lateness), fresh)
+    spark = spark_session(master, conf)
     if fresh:
         sink.reset()
         for extra in (late, quarantine):
@@ -285,8 +322,9 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
             f"{summary.outputs:,} outputs, {summary.state_rows:,} state rows")
         if finished:
             return
-        failed = summary.failure_batch is not None and seen is not None and seen >= summary.failure_batch
-        if failed or (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
+        done = next((b for b in (summary.failure_batch, summary.ended) if b is not None), None)
+        if (done is not None and seen is not None and seen >= done) \
+                or (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
             query.stop()
             return
 

@@ -197,6 +197,7 @@ class SocketScanner(StreamScanner):
         self._max = None
         self._lineno = 0
         self._receiver: tuple[queue.SimpleQueue, threading.Event] | None = None
+        self.closed = False  # the peer has closed the connection: the stream has ended
 
     def _connect(self) -> tuple[queue.SimpleQueue, threading.Event]:
         if self._receiver is None:
@@ -221,7 +222,8 @@ class SocketScanner(StreamScanner):
         self._connect()[1].wait()
 
     def scan(self) -> None:
-        lines, _ = self._connect()
+        lines, closed = self._connect()
+        self.closed = closed.is_set()  # checked before draining: every line sent before the close is queued
         while True:
             try:
                 raw = lines.get_nowait()
@@ -336,6 +338,8 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
             finals: dict[str, bool] = {}
             for name, scanner in self.scanners.items():
                 scanner.scan()
+                if isinstance(scanner, SocketScanner) and scanner.closed:
+                    self.final[name] = True  # under any trigger: a closed connection sends nothing more
                 first, n = started.get(name, 0), scanner.count
                 if self.rate:
                     if self._clock is None:
