@@ -12,7 +12,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog import cep
 from chronolog.datalog.builtins import Expressions
-from chronolog.lang.dotr import value_decoder
+from chronolog.lang.dotr.lowering import value_decoder
 from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import id_test
 from chronolog.sparql.expressions import Context, compile_filter

@@ -237,6 +237,12 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -
         progress.done(_summary(stopped.summary, late))
         raise
     progress.done(_summary(summary, late))
+    if summary.late and late != "error":
+        where = "dropped" if late == "drop" else f"written to {late.file.path}"
+        print(f"chronolog: {summary.late:,} late element{'s' if summary.late != 1 else ''} {where}", file=sys.stderr)
+    if args.on_error == "skip" and summary.errors:
+        print(f"chronolog: {len(summary.errors):,} malformed element{'s' if len(summary.errors) != 1 else ''} "
+              f"skipped, kept in {args.quarantine}", file=sys.stderr)
     if args.stats:
         print(f"{summary.batches:,} batches, {summary.input_rows:,} elements, {summary.outputs:,} outputs, "
               f"{summary.late:,} late, {len(summary.errors):,} malformed; at most {summary.max_state_rows:,} "
