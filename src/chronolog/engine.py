@@ -284,9 +284,9 @@ class Engine:
         view = self.reasoner.at(triples)
         t1 = clock()
         if view is self.reasoner.incremental_view:
-            solutions = self.queries.step(self.reasoner.overlay)
+            solutions = self.queries.step(self.reasoner.overlay, time)
         else:
-            solutions = self.queries.from_scratch(view)
+            solutions = self.queries.from_scratch(view, time)
         events = []
         attributes = self.attributes
         for name, rows in solutions.items():

@@ -33,6 +33,7 @@ from urllib.parse import quote, urljoin
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
+from chronolog.timeunits import time_to_datetime
 from chronolog.terms import (
     RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_OTHER, V_STRING, XSD, XSD_BOOLEAN,
     XSD_DATETIME, XSD_DECIMAL, XSD_DOUBLE, XSD_INTEGER, XSD_STRING, TermDictionary, literal_value,
@@ -61,13 +62,13 @@ class Context:
         self.dictionary = dictionary
         self.base = base
         self.exists: Callable[[A.Pattern, dict], bool] | None = None
-        self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
+        self.now = Literal(time_to_datetime(0), datatype=XSD_DATETIME)
         self.bnodes: dict = {}
         self.row: object | None = None  # identifies the solution being extended (BNODE scope)
 
-    def reset(self) -> None:
-        """Per-execution state: NOW() is fixed for one execution."""
-        self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
+    def reset(self, time: int) -> None:
+        """Per-execution state: NOW() is the evaluation time ``time`` (ms since the epoch)."""
+        self.now = Literal(time_to_datetime(time), datatype=XSD_DATETIME)
         self.bnodes = {}
 
 
@@ -811,12 +812,12 @@ SPECIAL = frozenset({"BOUND", "IF", "COALESCE", "&&", "||", "IN", "NOT IN", "IRI
 
 
 def supported(expr: A.Expr) -> bool:
-    """Whether chronolog's evaluator implements every function in ``expr``."""
-    for n in expr.walk():
-        if isinstance(n, A.Call) and n.name not in STRICT and n.name not in SPECIAL:
-            return False
-        if isinstance(n, A.FunctionCall) and n.iri.value not in CAST_IRIS:
-            return False
+    """Whether chronolog's evaluator implements the function ``expr`` calls (arguments aside)."""
+    if isinstance(expr, A.Call) and expr.name not in SPECIAL:
+        entry = STRICT.get(expr.name)
+        return entry is not None and entry[1] <= len(expr.args) <= entry[2]
+    if isinstance(expr, A.FunctionCall):
+        return expr.iri.value in CAST_IRIS and len(expr.args) == 1
     return True
 
 
