@@ -318,3 +318,24 @@ def test_negative_numbers_are_constants_for_filter_indexing() -> None:
     q = sparql.parse_query("SELECT ?v WHERE { ?s <http://e/p> ?v FILTER(?v > -5) }")
     found = [comparison(f.expr) for f in q.walk() if isinstance(f, A.Filter)]
     assert found == [("v", ">", -5)]
+
+
+# ---- NOW() is the evaluation time -----------------------------------------------------------------
+def test_now_is_the_evaluation_time() -> None:
+    q = prepare("SELECT (NOW() AS ?t) (YEAR(NOW()) AS ?y) WHERE { }", TermDictionary())
+    at = lambda ms: [tuple(t.value for t in row) for row in q.execute(Layers([]), ms)]  # noqa: E731
+    assert at(0) == [("1970-01-01T00:00:00Z", "1970")]
+    assert at(1_500) == [("1970-01-01T00:00:01.500Z", "1970")]
+    assert at(1_700_000_000_000) == at(1_700_000_000_000) == [("2023-11-14T22:13:20Z", "2023")]
+
+
+def test_standing_query_now_follows_the_stream_time() -> None:
+    d = TermDictionary()
+    due = (d.iri(E + "job"), d.iri(E + "due"), d.encode(Literal(
+        "1970-01-01T00:00:05Z", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#dateTime"))))
+    sq = incremental.StandingQueries(d, Database())
+    reg = sq.register("late", "PREFIX : <http://e/> SELECT ?j WHERE { ?j :due ?d FILTER(?d < NOW()) }")
+    assert not reg.incremental
+    assert sq.step([due], 4_000) == {}
+    assert sq.step([due], 6_000) == {"late": [(d.iri(E + "job"),)]}
+    assert sq.step([due], 4_000) == {}
