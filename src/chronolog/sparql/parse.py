@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -101,32 +102,59 @@ def _pos(node: Any) -> int | None:
     return vars(node).get("pos") if isinstance(node, CompValue) else None
 
 
-def parse_query(text: str, filename: str | None = None, base: str | None = None) -> A.Query:
-    """Parse SPARQL 1.1 query ``text`` to a :class:`algebra.Query`."""
-    with _LOCK:  # rdflib's literal normalization is a process-wide switch
+@contextmanager
+def _literals_verbatim() -> Iterator[None]:
+    """rdflib keeps literals' lexical forms meanwhile (a process-wide switch: one at a time)."""
+    with _LOCK:
         saved = rdflib.NORMALIZE_LITERALS
         rdflib.NORMALIZE_LITERALS = False
         try:
-            return _parse(text, filename, base)
+            yield
         finally:
             rdflib.NORMALIZE_LITERALS = saved
 
 
-def _syntax_tree(text: str, filename: str | None) -> ParseResults:
-    """rdflib's parse tree of ``text``, its prefixes checked (rdflib fails on them later)."""
+def parse_query(text: str, filename: str | None = None, base: str | None = None) -> A.Query:
+    """Parse SPARQL 1.1 query ``text`` to a :class:`algebra.Query`."""
+    with _literals_verbatim():
+        return _parse(text, filename, base)
+
+
+def _syntax_tree(text: str, error: Callable[[str, int], ChronologSyntaxError]) -> ParseResults:
+    """rdflib's parse tree of ``text``, its prefixes checked (rdflib fails on them later);
+    ``error(message, offset in text)`` makes the error to raise."""
     try:
         tree = parseQuery(text)
     except pyparsing.ParseBaseException as e:
-        raise ChronologSyntaxError.at(f"syntax error: {e.msg}", text, min(e.loc, len(text)), filename) from None
+        raise error(f"syntax error: {e.msg}", min(e.loc, len(text))) from None
     declared = {_g(d, "prefix") or "" for d in tree[0] if d.name == "PrefixDecl"}
     for node in _walk_cv(list(tree)):
         if node.name == "pname" and (_g(node, "prefix") or "") not in declared:
-            raise ChronologSyntaxError.at(f"unknown prefix '{_g(node, 'prefix') or ''}'", text, _pos(node) or 0, filename)
+            raise error(f"unknown prefix '{_g(node, 'prefix') or ''}'", _pos(node) or 0)
     return tree
 
 
+def parse_template(source: str, start: int, end: int, prologue: str, filename: str | None = None) -> tuple[tuple, ...]:
+    """The triples of the CONSTRUCT template ``source[start:end]`` (the text between its
+    braces, e.g. DOTR's DEFINE) under ``prologue`` (PREFIX and BASE lines): each an IRI,
+    literal, :class:`Var` or :class:`BlankNode`. Errors name their place in ``source``."""
+    head = f"{prologue}\nCONSTRUCT {{"
+    text = f"{head}{source[start:end]}}} WHERE {{}}"
+    where = SourceMap(source, filename)
+
+    def error(message: str, pos: int) -> ChronologSyntaxError:
+        return where.error(message, start + min(max(pos - len(head), 0), end - start))
+
+    with _literals_verbatim():
+        translated = ralgebra.translateQuery(_syntax_tree(text, error))
+    try:
+        return tuple(tuple(map(template_term, tr)) for tr in translated.algebra.template or [])
+    except ValueError as e:
+        raise error(f"invalid template: {e}", len(head)) from None
+
+
 def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
-    tree = _syntax_tree(text, filename)
+    tree = _syntax_tree(text, lambda message, pos: ChronologSyntaxError.at(message, text, pos, filename))
     if tree[1].name.endswith("Update") or tree[1].name in ("Modify", "InsertData", "DeleteData"):
         raise ChronologSyntaxError.at("expected a query, got an update", text, 0, filename)
     _check_parse_tree(tree[1], text, filename)
@@ -272,6 +300,11 @@ def term(t: Any) -> Any:
     raise TypeError(f"unexpected term {t!r}")
 
 
+def template_term(t: Any) -> Any:
+    """A CONSTRUCT template's rdflib term (a blank node stays one: fresh per solution)."""
+    return BlankNode(str(t)) if isinstance(t, RBNode) else term(t)
+
+
 _ARG_ORDER = {
     "REGEX": ("text", "pattern", "flags"),
     "SUBSTR": ("arg", "start", "length"),
@@ -318,7 +351,7 @@ class _Lowerer:
             if _g(q, "template") is None:  # CONSTRUCT WHERE { bgp }
                 triples = tuple(tr for n in pattern.find_all(A.BGP) for tr in n.triples)
             else:
-                triples = tuple(tuple(self.template_term(x) for x in tr) for tr in q.template)
+                triples = tuple(tuple(map(template_term, tr)) for tr in q.template)
             template = triples
         describe = None
         if form == "DESCRIBE":
@@ -337,11 +370,6 @@ class _Lowerer:
             vars_ = tuple(sorted((v for v in vars_ if v in scope and not v.startswith(BNODE_PREFIX)), key=first_use))
         return A.Query(form=form, pattern=pattern, vars=vars_, template=template, describe=describe,
                        dataset=dataset, base=base)
-
-    def template_term(self, t: Any) -> Any:
-        if isinstance(t, RBNode):
-            return BlankNode(str(t))
-        return term(t)
 
     # -- graph patterns --
     def pattern(self, p: Any) -> A.Pattern:
