@@ -321,7 +321,7 @@ class Engine:
                 element = next(source)
             except StopIteration:
                 break
-            except Exception:
+            except (ChronologError, OSError, ValueError):
                 if current is not None:
                     yield from self.push(current, triples)
                 raise

@@ -113,9 +113,7 @@ class TemporalState:
     def restore(cls, rules: RuleSet, data: bytes) -> "TemporalState":
         try:
             plain = _PlainUnpickler(io.BytesIO(data)).load()
-        except SnapshotError:
-            raise
-        except Exception as exc:
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, LookupError) as exc:
             raise SnapshotError(f"not a temporal engine snapshot: {exc}") from exc
         if not isinstance(plain, dict) or plain.get("format") != FORMAT:
             raise SnapshotError("not a temporal engine snapshot (unknown format)")
