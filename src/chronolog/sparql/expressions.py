@@ -365,6 +365,7 @@ def _dt_parts(t: Term) -> re.Match | None:
 
 
 def _xpath_regex(pattern: str, flags: str) -> re.Pattern | None:
+    """An XPath regex as Python's (None if invalid); ``re`` caches compiled patterns itself."""
     pyflags = 0
     for f in flags:
         if f == "i":
@@ -383,17 +384,6 @@ def _xpath_regex(pattern: str, flags: str) -> re.Pattern | None:
         return re.compile(pattern, pyflags)
     except re.error:
         return None
-
-
-_regex_cache: dict = {}
-
-
-def _regex(pattern: str, flags: str) -> re.Pattern | None:
-    key = (pattern, flags)
-    r = _regex_cache.get(key, False)
-    if r is False:
-        r = _regex_cache[key] = _xpath_regex(pattern, flags)
-    return r
 
 
 def _substr(s: str, start: Term, length: Term | None) -> str | None:
@@ -669,7 +659,7 @@ def _regex_fn(text: Term, pattern: Term, flags: Term | None = None) -> Term:
         if f is None or f[1] is not None:
             return None
         fl = f[0]
-    r = _regex(pat[0], fl)
+    r = _xpath_regex(pat[0], fl)
     return None if r is None else _bool(r.search(p[0]) is not None)
 
 
@@ -683,7 +673,7 @@ def _replace(text: Term, pattern: Term, repl: Term, flags: Term | None = None) -
         if f is None:
             return None
         fl = f[0]
-    r = _regex(pat[0], fl)
+    r = _xpath_regex(pat[0], fl)
     if r is None:
         return None
     py_repl = re.sub(r"\\(.)|\$(\d+)", lambda m: m.group(1).replace("\\", "\\\\") if m.group(1) else f"\\g<{m.group(2)}>", rp[0])
