@@ -174,3 +174,13 @@ RULE :avg DEFINE { ?o :avg ?m ; :sum ?s . } FROM B
     assert found[EX + "avg"] == expected
     if all("." not in v and "e" not in v for v in values):
         assert found[EX + "sum"].endswith("^^<http://www.w3.org/2001/XMLSchema#integer>")
+
+
+def test_define_template_errors_name_their_place_in_the_program() -> None:
+    """DEFINE is read by chronolog's SPARQL front end: its errors point into the DOTR file."""
+    with pytest.raises(ChronologSyntaxError) as info:
+        Engine(PROGRAM.replace("DEFINE {", "DEFINE {\n    ?o nope:p 1 .", 1), filename="fire.dotr")
+    assert str(info.value).startswith("fire.dotr:11:8: unknown prefix 'nope'\n        ?o nope:p 1 .")
+    with pytest.raises(ChronologSyntaxError) as info:
+        Engine(PROGRAM.replace("DEFINE {", "DEFINE {\n    ?nope :p [ ;", 1), filename="fire.dotr")
+    assert (info.value.lineno, info.value.message.split(":")[0]) == (11, "syntax error")

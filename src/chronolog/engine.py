@@ -123,7 +123,7 @@ class Engine:
                 time, _, name, element = next(source)
             except StopIteration:
                 break
-            except Exception:
+            except (ChronologError, OSError, ValueError):
                 if current is not None:
                     yield from self.program.push(current, inputs)
                 raise

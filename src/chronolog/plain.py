@@ -27,5 +27,5 @@ def plain_loads(data: bytes, what: str = "snapshot") -> object:
         return _PlainUnpickler(io.BytesIO(data)).load()
     except SnapshotError:
         raise
-    except Exception as exc:  # a truncated or foreign pickle raises any of a dozen exception types
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, LookupError) as exc:
         raise SnapshotError(f"not a {what}: {exc}") from exc

@@ -13,6 +13,7 @@ from pyoxigraph import Literal, NamedNode
 import chronolog.sparql as sparql
 from chronolog.errors import ChronologSyntaxError
 from chronolog.sparql import command, evaluate, incremental, prepare, results
+from chronolog.sparql.parse import Unsupported
 from chronolog.sparql.results import write_results
 from chronolog.store import Database, Layers
 from chronolog.terms import TermDictionary
@@ -104,22 +105,63 @@ def test_huge_results_stream() -> None:
 
 
 # ---- features over our evaluator ------------------------------------------------------------------
-def test_select_features_and_engine_choice() -> None:
+def test_select_features() -> None:
     d = TermDictionary()
     db = _db(d, [("a", "knows", "b"), ("b", "knows", "c"), ("a", "age", 30), ("b", "age", 20), ("c", "age", 40)])
     view = Layers([db])
     q = prepare("""PREFIX : <http://e/>
         SELECT ?x (COUNT(?y) AS ?n) (MAX(?age) AS ?m) WHERE {
           ?x :age ?age OPTIONAL { ?x :knows+ ?y } } GROUP BY ?x ORDER BY DESC(?n) ?x""", d)
-    assert q.engine == "chronolog"
     rows = [(r[0].value[len(E):], int(r[1].value), int(r[2].value)) for r in q.execute(view)]
     assert rows == [("a", 2, 30), ("b", 1, 20), ("c", 0, 40)]
     ask = prepare("PREFIX : <http://e/> ASK { :a :knows/:knows :c }", d).execute(view)
     assert ask.value is True
     g = prepare("PREFIX : <http://e/> CONSTRUCT { ?y :knownBy ?x } WHERE { ?x :knows ?y }", d).execute(view)
     assert sorted((s.value, o.value) for s, p, o in g) == [(E + "b", E + "a"), (E + "c", E + "b")]
-    other = prepare("SELECT * { SERVICE <http://example.org/sparql> { ?s ?p ?o } }", d)
-    assert other.engine == "pyoxigraph"
+
+
+# ---- what the evaluator does not run, and static errors, are located --------------------------------
+def _error(text: str) -> ChronologSyntaxError:
+    with pytest.raises(ChronologSyntaxError) as info:
+        prepare(text, TermDictionary(), filename="q.rq")
+    return info.value
+
+
+def test_service_is_unsupported_at_its_place() -> None:
+    e = _error("SELECT * {\n  ?s ?p ?o .\n  SERVICE <http://example.org/sparql> { ?s ?p ?o } }")
+    assert isinstance(e, Unsupported)
+    assert str(e) == ("q.rq:3:3: chronolog does not evaluate SERVICE\n"
+                      "      SERVICE <http://example.org/sparql> { ?s ?p ?o } }\n"
+                      "      ^")
+
+
+def test_unknown_function_is_located() -> None:
+    e = _error("PREFIX f: <http://e/f#>\nSELECT ?s WHERE { ?s ?p ?o\n  FILTER(?o > f:limit(?s, 2)) }")
+    assert isinstance(e, Unsupported)
+    assert (e.lineno, e.offset) == (3, 15)
+    assert "unknown function http://e/f#limit (with 2 argument(s))" in str(e)
+    assert str(e).endswith("  FILTER(?o > f:limit(?s, 2)) }\n                  ^")
+
+
+def test_cast_with_two_arguments_is_located() -> None:
+    e = _error("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT ?s WHERE { ?s ?p ?o BIND(xsd:integer(?o, 2) AS ?n) }")
+    assert (e.lineno, e.offset) == (2, 33)
+    assert e.message == "unknown function http://www.w3.org/2001/XMLSchema#integer (with 2 argument(s))"
+
+
+def test_ungrouped_projection_is_located() -> None:
+    e = _error("PREFIX : <http://e/>\nSELECT ?g (COUNT(?x) AS ?n) ?x\nWHERE { ?x :in ?g } GROUP BY ?g")
+    assert not isinstance(e, Unsupported)
+    assert (e.lineno, e.offset) == (2, 29)
+    assert e.message == "?x is projected but neither grouped nor aggregated"
+    e = _error("SELECT (?x + 1 AS ?y) (COUNT(?x) AS ?n) WHERE { ?x ?p ?o } GROUP BY ?p")
+    assert (e.lineno, e.offset, e.message) == (1, 8, "?x is used outside an aggregate but not grouped")
+
+
+def test_aggregate_outside_grouping_is_located() -> None:
+    e = _error("SELECT ?x WHERE {\n  ?x ?p ?o FILTER(SUM(?o) > 2) }")
+    assert (e.lineno, e.offset) == (2, 19)
+    assert e.message == "aggregate SUM(...) outside SELECT, HAVING or ORDER BY"
 
 
 # ---- results formats round-trip through pyoxigraph's parsers ------------------------------------------
@@ -269,3 +311,24 @@ def test_negative_numbers_are_constants_for_filter_indexing() -> None:
     q = sparql.parse_query("SELECT ?v WHERE { ?s <http://e/p> ?v FILTER(?v > -5) }")
     found = [comparison(f.expr) for f in q.walk() if isinstance(f, A.Filter)]
     assert found == [("v", ">", -5)]
+
+
+# ---- NOW() is the evaluation time -----------------------------------------------------------------
+def test_now_is_the_evaluation_time() -> None:
+    q = prepare("SELECT (NOW() AS ?t) (YEAR(NOW()) AS ?y) WHERE { }", TermDictionary())
+    at = lambda ms: [tuple(t.value for t in row) for row in q.execute(Layers([]), ms)]  # noqa: E731
+    assert at(0) == [("1970-01-01T00:00:00Z", "1970")]
+    assert at(1_500) == [("1970-01-01T00:00:01.500Z", "1970")]
+    assert at(1_700_000_000_000) == at(1_700_000_000_000) == [("2023-11-14T22:13:20Z", "2023")]
+
+
+def test_standing_query_now_follows_the_stream_time() -> None:
+    d = TermDictionary()
+    due = (d.iri(E + "job"), d.iri(E + "due"), d.encode(Literal(
+        "1970-01-01T00:00:05Z", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#dateTime"))))
+    sq = incremental.StandingQueries(d, Database())
+    reg = sq.register("late", "PREFIX : <http://e/> SELECT ?j WHERE { ?j :due ?d FILTER(?d < NOW()) }")
+    assert not reg.incremental
+    assert sq.step([due], 4_000) == {}
+    assert sq.step([due], 6_000) == {"late": [(d.iri(E + "job"),)]}
+    assert sq.step([due], 4_000) == {}

@@ -139,7 +139,7 @@ class TemporalEngine:
                 for fire, runtime, plan in handlers:
                     try:
                         fire(current, seq, runtime, out)
-                    except Exception as exc:
+                    except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
                         raise self._failure(plan, current, exc) from exc
             store = stores.get(current[0])
             if store is not None:
@@ -173,9 +173,7 @@ class TemporalEngine:
         self._state.late_count += 1
 
     @staticmethod
-    def _failure(plan: RulePlan, event: Event, exc: Exception) -> ChronologError:
-        if isinstance(exc, ChronologError):
-            return exc
+    def _failure(plan: RulePlan, event: Event, exc: Exception) -> RuleEvaluationError:
         return RuleEvaluationError(f"rule {plan.name!r} failed on {event!r}: {exc}")
 
     # -- state -----------------------------------------------------------------------

@@ -2,12 +2,15 @@
 
 The CLI (``chronolog.cli``) adds these arguments to its ``query`` sub-command and calls
 :func:`query_command`. With ``--rules`` the data is materialized by
-``chronolog.datalog.materialize`` first; without, it is loaded as is.
+``chronolog.datalog.materialize`` first; without, it is loaded as is. A one-off query has
+no stream time: its evaluation time, what NOW() returns, is the moment the query starts
+running, read once, so NOW() is the same everywhere in one execution.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -74,7 +77,7 @@ def query_command(args: argparse.Namespace, out: TextIO | None = None, err: Text
             view = materialize(list(args.data), list(args.rules), dictionary)
         else:
             view = load_data(list(args.data), dictionary)
-        result = prepared.execute(view)
+        result = prepared.execute(view, time.time_ns() // 1_000_000)
         if args.output:
             with open(args.output, "w", encoding="utf-8", newline="") as f:
                 write_results(result, f, args.results)

@@ -54,12 +54,14 @@ class Evaluator:
         self._numbers: dict = {}  # term id -> (numeric rank, value) or None
         self._keep: list = []
         self.view: Layers = Layers([])
+        self.time = 0
 
     # ---- compiled pieces -------------------------------------------------------------
     def context(self, graph: Any) -> Context:
         ctx = self._contexts.get(graph)
         if ctx is None:
             ctx = self._contexts[graph] = Context(self.d, self.base)
+            ctx.reset(self.time)
             ctx.exists = lambda pattern, sol, g=graph: next(iter(self.eval(pattern, g, sol)), None) is not None
         return ctx
 
@@ -107,10 +109,12 @@ class Evaluator:
         return hit
 
     # ---- evaluation ------------------------------------------------------------------
-    def run(self, pattern: A.Pattern, view: Layers) -> Iterator[Solution]:
+    def run(self, pattern: A.Pattern, view: Layers, time: int) -> Iterator[Solution]:
+        """Solutions of ``pattern`` over ``view``; NOW() is ``time`` (ms since the epoch)."""
         self.view = view
+        self.time = time
         for ctx in self._contexts.values():
-            ctx.reset()
+            ctx.reset(time)
         return self.eval(pattern, DEFAULT, {})
 
     def eval(self, node: A.Pattern, graph: Any, sub: Solution) -> Iterator[Solution]:

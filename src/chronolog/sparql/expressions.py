@@ -25,7 +25,6 @@ import math
 import random
 import re
 import uuid
-from datetime import datetime, timezone
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any, Callable
 from urllib.parse import quote, urljoin
@@ -33,6 +32,7 @@ from urllib.parse import quote, urljoin
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
+from chronolog.timeunits import time_to_datetime
 from chronolog.terms import (
     RDF_LANGSTRING, V_BOOLEAN, V_DATETIME, V_LANGSTRING, V_NUMERIC, V_STRING, XSD, XSD_DATETIME, XSD_DECIMAL,
     XSD_DOUBLE, XSD_INTEGER, XSD_STRING, TermDictionary, literal_value,
@@ -55,13 +55,13 @@ class Context:
         self.dictionary = dictionary
         self.base = base
         self.exists: Callable[[A.Pattern, dict], bool] | None = None
-        self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
+        self.now = Literal(time_to_datetime(0), datatype=XSD_DATETIME)
         self.bnodes: dict = {}
         self.row: object | None = None  # identifies the solution being extended (BNODE scope)
 
-    def reset(self) -> None:
-        """Per-execution state: NOW() is fixed for one execution."""
-        self.now = Literal(datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"), datatype=XSD_DATETIME)
+    def reset(self, time: int) -> None:
+        """Per-execution state: NOW() is the evaluation time ``time`` (ms since the epoch)."""
+        self.now = Literal(time_to_datetime(time), datatype=XSD_DATETIME)
         self.bnodes = {}
 
 
@@ -148,6 +148,7 @@ def _dt_parts(t: Term) -> re.Match | None:
 
 
 def _xpath_regex(pattern: str, flags: str) -> re.Pattern | None:
+    """An XPath regex as Python's (None if invalid); ``re`` caches compiled patterns itself."""
     pyflags = 0
     for f in flags:
         if f == "i":
@@ -166,17 +167,6 @@ def _xpath_regex(pattern: str, flags: str) -> re.Pattern | None:
         return re.compile(pattern, pyflags)
     except re.error:
         return None
-
-
-_regex_cache: dict = {}
-
-
-def _regex(pattern: str, flags: str) -> re.Pattern | None:
-    key = (pattern, flags)
-    r = _regex_cache.get(key, False)
-    if r is False:
-        r = _regex_cache[key] = _xpath_regex(pattern, flags)
-    return r
 
 
 def _substr(s: str, start: Term, length: Term | None) -> str | None:
@@ -348,7 +338,7 @@ def _regex_fn(text: Term, pattern: Term, flags: Term | None = None) -> Term:
         if f is None or f[1] is not None:
             return None
         fl = f[0]
-    r = _regex(pat[0], fl)
+    r = _xpath_regex(pat[0], fl)
     return None if r is None else _bool(r.search(p[0]) is not None)
 
 
@@ -362,7 +352,7 @@ def _replace(text: Term, pattern: Term, repl: Term, flags: Term | None = None) -
         if f is None:
             return None
         fl = f[0]
-    r = _regex(pat[0], fl)
+    r = _xpath_regex(pat[0], fl)
     if r is None:
         return None
     py_repl = re.sub(r"\\(.)|\$(\d+)", lambda m: m.group(1).replace("\\", "\\\\") if m.group(1) else f"\\g<{m.group(2)}>", rp[0])
@@ -489,12 +479,12 @@ SPECIAL = frozenset({"BOUND", "IF", "COALESCE", "&&", "||", "IN", "NOT IN", "IRI
 
 
 def supported(expr: A.Expr) -> bool:
-    """Whether chronolog's evaluator implements every function in ``expr``."""
-    for n in expr.walk():
-        if isinstance(n, A.Call) and n.name not in STRICT and n.name not in SPECIAL:
-            return False
-        if isinstance(n, A.FunctionCall) and n.iri.value not in CAST_IRIS:
-            return False
+    """Whether chronolog's evaluator implements the function ``expr`` calls (arguments aside)."""
+    if isinstance(expr, A.Call) and expr.name not in SPECIAL:
+        entry = STRICT.get(expr.name)
+        return entry is not None and entry[1] <= len(expr.args) <= entry[2]
+    if isinstance(expr, A.FunctionCall):
+        return expr.iri.value in CAST_IRIS and len(expr.args) == 1
     return True
 
 

@@ -17,7 +17,9 @@ number of registered queries. The "background only" patterns read the relation
 Queries with the same basic graph pattern and projection, differing only in FILTERs, share
 one evaluation: the join runs once and each query's filter is applied to its solutions
 (DOTR's filter merging). Queries outside the fragment (SELECT [DISTINCT-free] over BGP +
-FILTER) are evaluated in full per time point and the cached background answer is subtracted.
+FILTER) are evaluated in full per time point and the cached background answer is subtracted;
+a query that calls NOW() is one of those, and its background answer is evaluated again at
+every time point (NOW() is the time point's time, so the background answer depends on it).
 
 >>> from chronolog.terms import TermDictionary
 >>> from chronolog.store import Database
@@ -315,7 +317,8 @@ class StandingQueries:
             raise ValueError(f"a standing query named {name!r} is already registered")
         pq = prepare(text, self.d, base=base, filename=filename)
         self._prepared[name] = pq
-        frag = _fragment(pq.query) if pq.query is not None and pq.engine == "chronolog" else None
+        timed = any(isinstance(n, A.Call) and n.name == "NOW" for n in pq.query.walk())
+        frag = None if timed else _fragment(pq.query)
         if frag is not None and frag[4] and not self._no_background_solution(frag[0]):
             # [NOT] EXISTS reads the overlay: a background solution may gain or lose the
             # filter at a time point, so only a BGP without background solutions is delta-driven
@@ -328,15 +331,15 @@ class StandingQueries:
             bg_rows = []
         self._background_answers[name] = bg_rows
         if frag is None:
-            static = pq.query is not None and not any(
+            static = not timed and not any(
                 (isinstance(n, A.BGP) and n.triples) or isinstance(n, A.PathPattern) for n in pq.query.walk())
-            reg = Registration(name, pq.variables if pq.query is not None else [], False, static,
+            reg = Registration(name, pq.variables, False, static,
                                reason="outside the delta-driven fragment (SELECT over BGP + FILTER/BIND)")
             if static:
                 warnings.warn(f"standing query {name!r} reads no triples: it gives the same "
                               f"{len(bg_rows)} solution(s) at every time point", BackgroundOnlyWarning, stacklevel=2)
             else:
-                self._general.append((name, pq, Counter(bg_rows)))
+                self._general.append((name, pq, None if timed else Counter(bg_rows)))
             self.registrations[name] = reg
             return reg
         triples, filters, post_steps, proj, exists = frag
@@ -390,7 +393,7 @@ class StandingQueries:
         if any(not _matches(self._bg_view, tuple(a if isinstance(a, Var) else enc(a) for a in tr)) for tr in triples):
             return True
         ev = Evaluator(self.d)
-        return next(iter(ev.run(A.BGP(triples=tuple(triples)), self._bg_view)), None) is None
+        return next(iter(ev.run(A.BGP(triples=tuple(triples)), self._bg_view, 0)), None) is None
 
     def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple, base: str | None = None,
               exists: bool = False) -> Callable[[tuple], tuple | None]:
@@ -452,11 +455,12 @@ class StandingQueries:
         return lambda row: all(t(*(None if i is None else row[i] for i in idx)) for idx, t in tests)
 
     # ---- per time point ----------------------------------------------------------------
-    def step(self, overlay: Database | Iterable[tuple[int, int, int]]) -> dict[str, list[tuple]]:
+    def step(self, overlay: Database | Iterable[tuple[int, int, int]], time: int = 0) -> dict[str, list[tuple]]:
         """The new solutions (id tuples, projected) of every query at this time point.
 
         ``overlay`` holds the time point's facts (disjoint from the background): a
-        Database, or an iterable of encoded triples.
+        Database, or an iterable of encoded triples; ``time`` is the time point's time in
+        milliseconds since the epoch (what NOW() returns).
         """
         ov = self._overlay
         rel = ov.triples
@@ -480,29 +484,34 @@ class StandingQueries:
         if self._general:
             view = Layers(self._background_layers + (ov,))
             for name, pq, bg in self._general:
-                new = self._new_solutions(pq, view, bg)
+                new = self._new_solutions(pq, view, bg, time)
                 if new:
                     out[name] = new
         return out
 
-    def from_scratch(self, view: Layers) -> dict[str, list[tuple]]:
+    def from_scratch(self, view: Layers, time: int = 0) -> dict[str, list[tuple]]:
         """Every query's solutions on ``view`` that are not background solutions (as
         multisets), evaluated in full: for a time point whose view is not the background
         plus an overlay (when Datalog negation retracted background-derived facts)."""
         out = {}
+        timed = {name for name, _, bg in self._general if bg is None}
         for name, pq in self._prepared.items():
-            new = self._new_solutions(pq, view, Counter(self._background_answers[name]))
+            bg = None if name in timed else Counter(self._background_answers[name])
+            new = self._new_solutions(pq, view, bg, time)
             if new:
                 out[name] = new
         return out
 
-    def _new_solutions(self, pq: Any, view: Layers, background: Counter) -> list[tuple]:
+    def _new_solutions(self, pq: Any, view: Layers, background: Counter | None, time: int) -> list[tuple]:
+        """Solutions at ``time`` not in ``background`` (None: the background answer at ``time``)."""
         if pq.form != "SELECT":
             return []
         enc = self.d.encode
+        if background is None:
+            background = Counter(tuple(None if t is None else enc(t) for t in row) for row in pq.execute(self._bg_view, time))
         left = Counter(background)
         new = []
-        for row in pq.execute(view):
+        for row in pq.execute(view, time):
             key = tuple(None if t is None else enc(t) for t in row)
             if left[key] > 0:
                 left[key] -= 1

@@ -1,10 +1,14 @@
 """SPARQL 1.1 query text -> chronolog's algebra.
 
-rdflib's parser and algebra translation serve as the front end (one parser); ``lower``
-turns rdflib's ``CompValue`` tree into :mod:`chronolog.sparql.algebra` nodes, with static
-checks rdflib does not make (variable scope of BIND and SELECT expressions, grouping
-rules, blank node labels shared by two basic graph patterns, VALUES arity). Every syntax
-or static error is a :class:`chronolog.errors.ChronologSyntaxError` at ``FILE:LINE:COL``.
+rdflib's parser and algebra translation serve as the front end (one parser, also for
+DOTR's DEFINE templates: :func:`parse_template`); ``lower`` turns rdflib's ``CompValue``
+tree into :mod:`chronolog.sparql.algebra` nodes, with static checks rdflib does not make
+(variable scope of BIND and SELECT expressions, grouping rules, aggregates outside a
+grouping, blank node labels shared by two basic graph patterns, VALUES arity). Every
+syntax or static error is a :class:`chronolog.errors.ChronologSyntaxError` at
+``FILE:LINE:COL``; a valid construct chronolog does not evaluate is an
+:class:`Unsupported` one, positioned the same way. Expression nodes (and the FILTER and
+BIND patterns around them) keep the offset where their text starts in ``pos``.
 
 >>> q = parse_query("PREFIX : <http://e/> SELECT ?x WHERE { ?x :p 1 }")
 >>> q.form, q.vars
@@ -21,7 +25,8 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -29,12 +34,14 @@ from rdflib import BNode as RBNode
 from rdflib import Literal as RLiteral
 from rdflib import URIRef, Variable
 from rdflib import paths as rpaths
+import pyparsing
 from rdflib.plugins.sparql import algebra as ralgebra
+from rdflib.plugins.sparql import parser as rparser
 from rdflib.plugins.sparql.parser import parseQuery
 from pyparsing import ParseResults
-from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.plugins.sparql.parserutils import Comp, CompValue, ParamValue
 
-from chronolog.errors import ChronologSyntaxError
+from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
 from chronolog.values import numeric
@@ -44,45 +51,114 @@ BNODE_PREFIX = "_b_"
 RDF_NIL = "http://www.w3.org/1999/02/22-rdf-syntax-ns#nil"
 
 
-class Unsupported(Exception):
-    """A construct chronolog's evaluator does not handle (never raised to users)."""
+class Unsupported(ChronologSyntaxError):
+    """A valid query construct chronolog's evaluator does not run, at its place in the text."""
 
 
-def parse_query(text: str, filename: str | None = None, base: str | None = None) -> A.Query:
-    """Parse SPARQL 1.1 query ``text`` to a :class:`algebra.Query`."""
-    with _LOCK:  # rdflib's literal normalization is a process-wide switch
+_GAP = re.compile(r"(?:\s|#[^\n]*)*")
+
+
+def _mark_start(text: str, loc: int, tokens: ParseResults) -> None:
+    start = _GAP.match(text, loc).end()  # type: ignore[union-attr]
+    for t in tokens:
+        if isinstance(t, CompValue):
+            t.pos = start
+
+
+def _grammar_elements(root: pyparsing.ParserElement) -> list[pyparsing.ParserElement]:
+    seen: dict[int, pyparsing.ParserElement] = {}
+    todo = [root]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen or not isinstance(e, pyparsing.ParserElement):
+            continue
+        seen[id(e)] = e
+        todo.extend(getattr(e, "exprs", ()))
+        todo.append(getattr(e, "expr", None))
+    return list(seen.values())
+
+
+def _extend_grammar() -> None:
+    """Adapt rdflib's SPARQL grammar, once, to serve as chronolog's front end.
+
+    Every construct records where its text starts (``CompValue.pos``), so errors found
+    after parsing name their line and column; ``^iri`` in a negated property set keeps
+    its IRI (rdflib drops it); a negative decimal literal parses (rdflib's parse action
+    negates it through ``Literal.__neg__``, which rejects Decimal values).
+    """
+    for e in _grammar_elements(rparser.QueryUnit):
+        if isinstance(e, Comp):
+            e.add_parse_action(_mark_start)
+    inverse = next(e for e in rparser.PathOneInPropertySet.exprs if isinstance(e, Comp))
+    inverse.expr.add_parse_action(lambda tokens: ParamValue("part", tokens[-1], False))
+    rparser.DECIMAL_NEGATIVE.set_parse_action(lambda tokens: RLiteral("-" + tokens[0], datatype=tokens[0].datatype))
+
+
+_extend_grammar()
+
+
+def _pos(node: Any) -> int | None:
+    """Where ``node``'s text starts, when rdflib's parser made it."""
+    return vars(node).get("pos") if isinstance(node, CompValue) else None
+
+
+@contextmanager
+def _literals_verbatim() -> Iterator[None]:
+    """rdflib keeps literals' lexical forms meanwhile (a process-wide switch: one at a time)."""
+    with _LOCK:
         saved = rdflib.NORMALIZE_LITERALS
         rdflib.NORMALIZE_LITERALS = False
         try:
-            return _parse(text, filename, base)
+            yield
         finally:
             rdflib.NORMALIZE_LITERALS = saved
 
 
-def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
-    import pyparsing
+def parse_query(text: str, filename: str | None = None, base: str | None = None) -> A.Query:
+    """Parse SPARQL 1.1 query ``text`` to a :class:`algebra.Query`."""
+    with _literals_verbatim():
+        return _parse(text, filename, base)
 
+
+def _syntax_tree(text: str, error: Callable[[str, int], ChronologSyntaxError]) -> ParseResults:
+    """rdflib's parse tree of ``text``, its prefixes checked (rdflib fails on them later);
+    ``error(message, offset in text)`` makes the error to raise."""
     try:
         tree = parseQuery(text)
     except pyparsing.ParseBaseException as e:
-        raise ChronologSyntaxError.at(f"syntax error: {e.msg}", text, min(e.loc, len(text)), filename) from None
-    except Exception as e:  # rdflib's parse actions crash on a few valid inputs ('-1.0' after an IRI)
-        raise Unsupported(f"rdflib's parser failed: {e}") from None
+        raise error(f"syntax error: {e.msg}", min(e.loc, len(text))) from None
+    declared = {_g(d, "prefix") or "" for d in tree[0] if d.name == "PrefixDecl"}
+    for node in _walk_cv(list(tree)):
+        if node.name == "pname" and (_g(node, "prefix") or "") not in declared:
+            raise error(f"unknown prefix '{_g(node, 'prefix') or ''}'", _pos(node) or 0)
+    return tree
+
+
+def parse_template(source: str, start: int, end: int, prologue: str, filename: str | None = None) -> tuple[tuple, ...]:
+    """The triples of the CONSTRUCT template ``source[start:end]`` (the text between its
+    braces, e.g. DOTR's DEFINE) under ``prologue`` (PREFIX and BASE lines): each an IRI,
+    literal, :class:`Var` or :class:`BlankNode`. Errors name their place in ``source``."""
+    head = f"{prologue}\nCONSTRUCT {{"
+    text = f"{head}{source[start:end]}}} WHERE {{}}"
+    where = SourceMap(source, filename)
+
+    def error(message: str, pos: int) -> ChronologSyntaxError:
+        return where.error(message, start + min(max(pos - len(head), 0), end - start))
+
+    with _literals_verbatim():
+        translated = ralgebra.translateQuery(_syntax_tree(text, error))
+    try:
+        return tuple(tuple(map(template_term, tr)) for tr in translated.algebra.template or [])
+    except ValueError as e:
+        raise error(f"invalid template: {e}", len(head)) from None
+
+
+def _parse(text: str, filename: str | None, base: str | None) -> A.Query:
+    tree = _syntax_tree(text, lambda message, pos: ChronologSyntaxError.at(message, text, pos, filename))
     if tree[1].name.endswith("Update") or tree[1].name in ("Modify", "InsertData", "DeleteData"):
         raise ChronologSyntaxError.at("expected a query, got an update", text, 0, filename)
     _check_parse_tree(tree[1], text, filename)
-    try:
-        translated = ralgebra.translateQuery(tree, base=base)
-    except Exception as e:
-        msg = str(e)
-        m = re.match(r"Unknown namespace prefix : (.*)", msg)
-        if m:
-            prefix = m.group(1)
-            found = re.search(r"(?<![\w<:#/.-])" + re.escape(prefix) + ":", mask_iris(text))
-            raise ChronologSyntaxError.at(
-                f"unknown prefix '{prefix}'", text, found.start() if found else 0, filename
-            ) from None
-        raise ChronologSyntaxError.at(f"invalid query: {msg}", text, 0, filename) from None
+    translated = ralgebra.translateQuery(tree, base=base)
     lowerer = _Lowerer(text, filename)
     lowerer.select_star = tree[1].name == "SelectQuery" and not _g(tree[1], "projection")
     try:
@@ -118,7 +194,7 @@ def _walk_cv(node: Any):
         yield node
         for v in node.values():
             yield from _walk_cv(v)
-    elif isinstance(node, (list, tuple)):
+    elif isinstance(node, (list, tuple, ParseResults)):
         for x in node:
             yield from _walk_cv(x)
 
@@ -137,9 +213,9 @@ def _vars_outside_aggregates(node: Any, out: set) -> None:
 
 
 def _check_parse_tree(q: CompValue, text: str, filename: str | None) -> None:
-    def fail(msg: str, needle: str | None = None) -> None:
-        pos = mask_iris(text).find(needle) if needle else -1
-        raise ChronologSyntaxError.at(msg, text, max(pos, 0), filename)
+    def fail(msg: str, at: Any = None) -> None:
+        pos = mask_iris(text).find(at) if isinstance(at, str) else _pos(at)
+        raise ChronologSyntaxError.at(msg, text, max(pos or 0, 0), filename)
 
     for node in _walk_cv(q):
         # VALUES rows must have one value per variable
@@ -147,7 +223,7 @@ def _check_parse_tree(q: CompValue, text: str, filename: str | None) -> None:
             n = len(node["var"])
             for row in node["value"]:
                 if isinstance(row, (list, ParseResults)) and len(row) != n:
-                    fail(f"VALUES row has {len(row)} values for {n} variables", "VALUES")
+                    fail(f"VALUES row has {len(row)} values for {n} variables", node)
         # grouping rules for every (sub)select
         if node.name in ("SelectQuery", "SubSelect"):
             _check_grouping(node, fail)
@@ -170,7 +246,7 @@ def _check_grouping(q: CompValue, fail) -> None:
         for v in projection:
             name = _g(v, "evar") or _g(v, "var")
             if name in seen:
-                fail(f"variable ?{name} projected twice", "SELECT")
+                fail(f"variable ?{name} projected twice", v)
             seen.add(name)
         return
     if not projection:
@@ -186,14 +262,14 @@ def _check_grouping(q: CompValue, fail) -> None:
     for v in projection:
         if _g(v, "var") is not None and _g(v, "evar") is None:
             if v["var"] not in defined:
-                fail(f"?{v['var']} is projected but neither grouped nor aggregated", "?" + str(v["var"]))
+                fail(f"?{v['var']} is projected but neither grouped nor aggregated", v)
         else:
             used: set = set()
             _vars_outside_aggregates(_g(v, "expr"), used)
             bad = used - defined
             if bad:
                 name = sorted(bad)[0]
-                fail(f"?{name} is used outside an aggregate but not grouped", "?" + str(name))
+                fail(f"?{name} is used outside an aggregate but not grouped", v)
             defined.add(v["evar"])
 
 
@@ -203,7 +279,7 @@ def _iri(t: Any) -> NamedNode:
     try:
         return NamedNode(text)
     except ValueError as e:
-        raise Unsupported(f"IRI {text!r}: {e}") from None
+        raise ValueError(f"IRI {text!r}: {e}") from None
 
 
 # ---- lowering ----------------------------------------------------------------------------
@@ -221,7 +297,12 @@ def term(t: Any) -> Any:
         return Literal(str(t))
     if isinstance(t, RBNode):
         return Var(BNODE_PREFIX + str(t))
-    raise Unsupported(f"term {t!r}")
+    raise TypeError(f"unexpected term {t!r}")
+
+
+def template_term(t: Any) -> Any:
+    """A CONSTRUCT template's rdflib term (a blank node stays one: fresh per solution)."""
+    return BlankNode(str(t)) if isinstance(t, RBNode) else term(t)
 
 
 _ARG_ORDER = {
@@ -229,19 +310,27 @@ _ARG_ORDER = {
     "SUBSTR": ("arg", "start", "length"),
     "REPLACE": ("arg", "pattern", "replacement", "flags"),
 }
-_OPS = {"=", "!=", "<", ">", "<=", ">="}
 
 
 class _Lowerer:
     def __init__(self, text: str, filename: str | None) -> None:
         self.text = text
         self.filename = filename
+        self.source = SourceMap(text, filename)
         self.bgp_labels: list[set[str]] = []
         self.select_star = False
 
     def fail(self, msg: str, needle: str | None = None) -> None:
         pos = mask_iris(self.text).find(needle) if needle else -1
         raise ChronologSyntaxError.at(msg, self.text, max(pos, 0), self.filename)
+
+    def at(self, message: str, node: Any, kind: type[ChronologSyntaxError] = ChronologSyntaxError) -> ChronologSyntaxError:
+        """An error of ``kind`` at where ``node``'s text starts."""
+        line, column, text = self.source.position(_pos(node) or 0)
+        return kind(message, self.filename, line, column, text)
+
+    def unsupported(self, what: str, node: Any) -> ChronologSyntaxError:
+        return self.at(f"chronolog does not evaluate {what}", node, Unsupported)
 
     # -- query forms --
     def query(self, q: CompValue, base: str | None) -> A.Query:
@@ -262,7 +351,7 @@ class _Lowerer:
             if _g(q, "template") is None:  # CONSTRUCT WHERE { bgp }
                 triples = tuple(tr for n in pattern.find_all(A.BGP) for tr in n.triples)
             else:
-                triples = tuple(tuple(self.template_term(x) for x in tr) for tr in q.template)
+                triples = tuple(tuple(map(template_term, tr)) for tr in q.template)
             template = triples
         describe = None
         if form == "DESCRIBE":
@@ -282,15 +371,10 @@ class _Lowerer:
         return A.Query(form=form, pattern=pattern, vars=vars_, template=template, describe=describe,
                        dataset=dataset, base=base)
 
-    def template_term(self, t: Any) -> Any:
-        if isinstance(t, RBNode):
-            return BlankNode(str(t))
-        return term(t)
-
     # -- graph patterns --
     def pattern(self, p: Any) -> A.Pattern:
         if not isinstance(p, CompValue):
-            raise Unsupported(f"pattern {p!r}")
+            raise TypeError(f"unexpected pattern {p!r}")
         name = p.name
         if name == "BGP":
             return self.bgp(p.triples)
@@ -301,7 +385,7 @@ class _Lowerer:
             e = None if expr is None or (isinstance(expr, CompValue) and expr.name == "TrueFilter") else self.expr(expr)
             return A.LeftJoin(left=self.pattern(p.p1), right=self.pattern(p.p2), expr=e)
         if name == "Filter":
-            return A.Filter(expr=self.expr(p.expr), pattern=self.pattern(p.p))
+            return A.Filter(pos=_pos(p.expr), expr=self.expr(p.expr), pattern=self.pattern(p.p))
         if name == "Union":
             return A.Union(left=self.pattern(p.p1), right=self.pattern(p.p2))
         if name == "Minus":
@@ -309,7 +393,7 @@ class _Lowerer:
         if name == "Graph":
             return A.Graph(name=term(p.term), pattern=self.pattern(p.p))
         if name == "Extend":
-            return A.Extend(pattern=self.pattern(p.p), var=Var(str(p.var)), expr=self.expr(p.expr))
+            return A.Extend(pos=_pos(p.expr), pattern=self.pattern(p.p), var=Var(str(p.var)), expr=self.expr(p.expr))
         if name == "ToMultiSet":
             if isinstance(p.p, list):  # VALUES () { }
                 return A.Values(vars=(), rows=tuple(() for _ in p.p))
@@ -355,8 +439,8 @@ class _Lowerer:
         if name in ("SelectQuery", "SubSelect"):
             return self.pattern(p.p)
         if name == "ServiceGraphPattern":
-            raise Unsupported("SERVICE")
-        raise Unsupported(f"algebra operator {name}")
+            raise self.unsupported("SERVICE", p)
+        raise self.unsupported(f"the algebra operator {name}", p)
 
     def bgp(self, triples: list) -> A.Pattern:
         plain: list[tuple] = []
@@ -404,20 +488,28 @@ class _Lowerer:
             for x in p.args:
                 if isinstance(x, rpaths.InvPath):
                     inv.append(_iri((x.arg)))
+                elif isinstance(x, CompValue) and x.name == "InversePath":  # !(^iri): see _extend_grammar
+                    inv.append(_iri(x.part))
                 else:
                     fwd.append(_iri((x)))
             return A.PathNeg(iris=tuple(fwd), inverse_iris=tuple(inv))
-        raise Unsupported(f"path {p!r}")
+        raise self.unsupported(f"the property path {p!r}", p)
 
     # -- expressions --
     def aggregate(self, a: CompValue) -> A.Aggregate:
         name = a.name[len("Aggregate_"):].upper()
         expr = None if _g(a, "vars") == "*" else self.expr(a.vars)
         sep = _g(a, "separator")
-        return A.Aggregate(name=name, expr=expr, distinct=bool(_g(a, "distinct")),
+        return A.Aggregate(pos=_pos(a), name=name, expr=expr, distinct=bool(_g(a, "distinct")),
                            separator=" " if sep is None and name == "GROUPCONCAT" else sep)
 
     def expr(self, e: Any) -> A.Expr:
+        node = self._expr(e)
+        if node.pos is None:
+            node.pos = _pos(e)
+        return node
+
+    def _expr(self, e: Any) -> A.Expr:
         if isinstance(e, Variable):
             return A.VarRef(var=Var(str(e)))
         if isinstance(e, (URIRef, RLiteral)):
@@ -425,7 +517,7 @@ class _Lowerer:
         if isinstance(e, RBNode):
             return A.VarRef(var=term(e))
         if not isinstance(e, CompValue):
-            raise Unsupported(f"expression {e!r}")
+            raise TypeError(f"unexpected expression {e!r}")
         name = e.name
         if name == "RelationalExpression":
             op = e.op
@@ -462,7 +554,7 @@ class _Lowerer:
                 graph = ralgebra.translateGroupGraphPattern(graph)
             return A.Exists(pattern=self.pattern(graph), negated=name == "Builtin_NOTEXISTS")
         if name.startswith("Aggregate_"):
-            return self.aggregate(e)
+            raise self.at(f"aggregate {name[len('Aggregate_'):].upper()}(...) outside SELECT, HAVING or ORDER BY", e)
         if name == "Function":
             return A.FunctionCall(iri=_iri((e.iri)), args=tuple(self.expr(x) for x in (e.expr or [])))
         if name.startswith("Builtin_"):
@@ -480,7 +572,7 @@ class _Lowerer:
                 else:
                     args.append(self.expr(v))
             return A.Call(name=fname, args=tuple(args))
-        raise Unsupported(f"expression {name}")
+        raise self.unsupported(f"the expression {name}", e)
 
     # -- static checks on the lowered algebra --
     def check(self, q: A.Query) -> None:

@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Hashable, Mapping
 
-from pyoxigraph import Literal, NamedNode
+from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog import cep
 from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.lang.dotr.syntax import (
     AggregateNode, Condition, Constant, DotrTree, Operand, Ref, RuleDecl, Scope, Span,
 )
-from chronolog.terms import V_BOOLEAN, V_DATETIME, V_NUMERIC, V_STRING, XSD, TermDictionary
+from chronolog.sparql.parse import parse_template
+from chronolog.terms import V_BOOLEAN, V_DATETIME, V_NUMERIC, V_STRING, XSD, TermDictionary, Var
 from chronolog.timeunits import TimeFormatError, parse_duration
 
 _DECODED = (V_NUMERIC, V_STRING, V_BOOLEAN, V_DATETIME)
@@ -270,39 +271,20 @@ class Lowering:
         return d.encode(Literal(c.text))
 
     def template(self, span: Span) -> Template:
-        """Parse DEFINE's graph with rdflib's SPARQL parser (a CONSTRUCT template)."""
-        from rdflib import BNode, URIRef, Variable
-        from rdflib import Literal as RLiteral
-        from rdflib.plugins.sparql import prepareQuery
-
-        prologue = self.program.prologue
-        text = f"{prologue}\nCONSTRUCT {{{span.text}}} WHERE {{}}"
-        try:
-            query = prepareQuery(text)
-        except Exception as exc:  # rdflib raises pyparsing and other errors: report them at the template
-            message = str(exc).split("\n")[0]
-            raise self.error(f"malformed DEFINE template: {message}", span.pos) from None
-        d = self.dictionary
+        """DEFINE's graph, read by chronolog's SPARQL front end as a CONSTRUCT template."""
+        program = self.program
+        encode = self.dictionary.encode
         triples = []
-        for triple in query.algebra["template"] or []:
+        for triple in parse_template(program.source, span.pos, span.pos + len(span.text), program.prologue,
+                                     program.filename):
             slots: list[Slot] = []
             for term in triple:
-                if isinstance(term, Variable):
+                if isinstance(term, Var):
                     slots.append(("var", str(term)))
-                elif isinstance(term, BNode):
-                    slots.append(("bnode", str(term)))
-                elif isinstance(term, URIRef):
-                    slots.append(("id", d.encode(NamedNode(str(term)))))
-                elif isinstance(term, RLiteral):
-                    if term.language:
-                        lit = Literal(str(term), language=term.language)
-                    elif term.datatype:
-                        lit = Literal(str(term), datatype=NamedNode(str(term.datatype)))
-                    else:
-                        lit = Literal(str(term))
-                    slots.append(("id", d.encode(lit)))
+                elif isinstance(term, BlankNode):
+                    slots.append(("bnode", term.value))
                 else:
-                    raise self.error(f"unsupported term {term!r} in DEFINE", span.pos)
+                    slots.append(("id", encode(term)))
             triples.append(tuple(slots))
         if not triples:
             raise self.error("DEFINE needs at least one triple", span.pos)

@@ -129,6 +129,7 @@ class DotrProgram(Program):
         self.queries = StandingQueries(self.dictionary, self.reasoner.background_view)
         compiled = self._compile(parse_dotr(spec.text, spec.filename))
         self.tree = compiled.tree
+        self._unit_ms = unit_ms(options.time_unit)
         self.attributes = compiled.attributes
         self.warnings = compiled.warnings
         self.rules = {r.rule.emits: r for r in compiled.rules}
@@ -283,9 +284,9 @@ class DotrProgram(Program):
         view = self.reasoner.at(triples)
         t1 = clock()
         if view is self.reasoner.incremental_view:
-            solutions = self.queries.step(self.reasoner.overlay)
+            solutions = self.queries.step(self.reasoner.overlay, self._ms(time))
         else:
-            solutions = self.queries.from_scratch(view)
+            solutions = self.queries.from_scratch(view, self._ms(time))
         events = []
         attributes = self.attributes
         for name, rows in solutions.items():
@@ -299,6 +300,10 @@ class DotrProgram(Program):
         stats.triples += len(triples)
         stats.events += len(events)
         return events
+
+    def _ms(self, time: int) -> int:
+        """A time point in epoch milliseconds: what NOW() reads."""
+        return int(time * self._unit_ms)
 
     def _row_key(self, row: Sequence[int | None]) -> tuple[str, ...]:
         text = self.term_text
