@@ -4,7 +4,7 @@ and the canonical form outputs are compared in.
 A case folder holds one program (any registered extension), its input (``stream.*``, or
 the files ``options.json`` names under ``"streams"``: stream IRI -> file), optionally
 ``options.json`` (``"background"``, ``"rules"``: files of the folder; ``"time_unit"``;
-``"maintenance"``) and
+``"maintenance"``; ``"policy"``) and
 the expected output ``expected.trig`` or ``expected.jsonl``. Adding a language's fixtures
 puts it under every test that iterates :func:`cases` (in-process and Spark runs).
 
@@ -120,12 +120,14 @@ def cases() -> list[Case]:
             args: list[str] = []
             for path in options.get("background", []):
                 args += ["--background", str(folder / path)]
-            for path in options.get("rules", []):
-                args += ["--rules", str(folder / path)]
+            for path in options.get("rules", []):  # a file of the folder, or a built-in rule set
+                args += ["--rules", str(folder / path) if (folder / path).exists() else path]
             if "time_unit" in options:
                 args += ["--time-unit", options["time_unit"]]
             if "maintenance" in options:
                 args += ["--maintenance", options["maintenance"]]
+            if "policy" in options:
+                args += ["--policy", options["policy"]]
             (expected,) = folder.glob("expected.*")
             found.append(Case(lang, folder.name, folder, program, streams, tuple(args), expected))
     return found

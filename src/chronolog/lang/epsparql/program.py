@@ -1,0 +1,189 @@
+"""The compiled EP-SPARQL program (the program contract): one operator network per statement,
+run one time point at a time.
+
+At time T the elements' triples (closed under RDFS with the background, when asked) occur
+over ``[T, T]``. The CONSTRUCT rules then run to their fixpoint within T: the triples they
+derive occur over their solution's interval ``[start, T]`` and feed every statement again,
+round after round until a round derives nothing new that a pattern could read (rounds are
+inflationary: what a round derived stays). The last round's SELECT solutions are the output
+at T (``"@start"``/``"@end"`` their interval); a file without SELECT outputs the derived
+triples as an RDF stream. Only the last round changes state (stores, consumption).
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+
+from chronolog.errors import SourceMap
+from chronolog.formats import parse_terms
+from chronolog.lang.epsparql import network as N
+from chronolog.lang.epsparql.lowering import SELECTIONS, Lowering, order_by_text, template
+from chronolog.lang.epsparql.syntax import Program as Tree
+from chronolog.lang.epsparql.syntax import parse
+from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
+from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.terms import TermDictionary, Var
+from chronolog.timeunits import unit_ms
+
+Triple = tuple[int, int, int]
+
+
+@dataclass
+class Statement:
+    name: str
+    node: N.Node
+    template: tuple[tuple, ...] | None  # CONSTRUCT: the template; SELECT: None
+    projection: tuple[Var, ...]
+
+
+class EpsparqlProgram(Program):
+    """An EP-SPARQL program (see the module docstring)."""
+
+    def __init__(self, spec: ProgramSpec, dictionary: TermDictionary | None = None) -> None:
+        self.spec = spec
+        self.dictionary = dictionary or TermDictionary()
+        options = spec.options
+        policy = options.policy or "unrestricted"
+        if policy not in SELECTIONS:
+            from chronolog.errors import ChronologError
+
+            raise ChronologError(f"unknown policy {policy!r}: use {', '.join(SELECTIONS)}")
+        self.policy = policy
+        tree = parse(spec.text, spec.filename)
+        source = SourceMap(spec.text, spec.filename)
+        self.lowering = Lowering(self.dictionary, source, unit_ms(options.time_unit), policy)
+        order = order_by_text(self.dictionary.decode)
+        self.statements = [self._statement(s, i, order) for i, s in enumerate(tree.statements)]
+        self.select = next((s for s in self.statements if s.template is None), None)
+        self.rules = [s for s in self.statements if s.template is not None]
+        self.output_kind = SOLUTIONS if self.select is not None else GRAPHS
+        self.reads_any = any(leaf.predicate is None for s in self.statements for leaf in self._leaves(s.node))
+        self.read_predicates = {leaf.predicate for s in self.statements for leaf in self._leaves(s.node)}
+        self.warnings = self._unbounded(tree, source)
+        self.reasoner = None
+        if options.background or options.rules:
+            from chronolog.datalog import reasoner_for
+
+            self.reasoner = reasoner_for(list(options.background), list(options.rules), self.dictionary)
+        self.now: int | None = None
+
+    def _statement(self, statement: object, index: int, order: N.KeyText) -> Statement:
+        from chronolog.lang.epsparql.syntax import Construct
+
+        node = self.lowering.pattern(statement.where, [], None, order)  # type: ignore[attr-defined]
+        if isinstance(statement, Construct):
+            return Statement(self.lowering.label("CONSTRUCT", statement.pos), node, template(statement, self.lowering), ())
+        chosen = statement.variables  # type: ignore[attr-defined]
+        projection = chosen if chosen is not None else tuple(sorted(v for v in node.variables if not v.startswith("_b_")))
+        return Statement("select", node, None, projection)
+
+    @staticmethod
+    def _leaves(node: N.Node) -> list[N.Leaf]:
+        return [n for n in N.walk(node) if isinstance(n, N.Leaf)]
+
+    def _unbounded(self, tree: Tree, source: SourceMap) -> list[ProgramWarning]:
+        found = []
+        for statement in self.statements:
+            for node in N.walk(statement.node):
+                if isinstance(node, N.Binary) and any(s.max_duration is None for s in node.stores()):
+                    where = node.label.rsplit(" at ", 1)[1]
+                    line, column = (int(x) for x in where.split(":"))
+                    side = "both sides" if node.op == "AND" else "its left side"
+                    found.append(ProgramWarning(source.filename, line, column,
+                                                f"unbounded state: {node.op} keeps every solution of {side} "
+                                                "(no FILTER on getDURATION() bounds it)"))
+        return found
+
+    def describe(self) -> list[str]:
+        lines = [f"policy: {self.policy}"]
+        for statement in self.statements:
+            bounds = [f"{n.label} keeps solutions up to {n.max_duration} time units"
+                      for n in N.walk(statement.node) if isinstance(n, N.Binary) and n.stores()
+                      and all(s.max_duration is not None for s in n.stores())]
+            lines.extend(f"{statement.name}: {b}" for b in bounds)
+        lines.extend(str(w) for w in self.warnings)
+        return lines
+
+    # -- running --
+    def push(self, time: int, inputs: Inputs) -> list[Output]:
+        triples = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
+        if self.reasoner is not None:
+            from chronolog.store import Layers
+
+            self.reasoner.at(triples)
+            triples = list(dict.fromkeys([*triples, *Layers([self.reasoner.overlay]).scan("triple")]))
+        self.now = time
+        occurrences: dict[int | None, list] = {}
+        seen: set = set()
+        for t in triples:
+            occurrences.setdefault(t[1], []).append((t, time))
+            seen.add((t, time))
+        derived: dict[str, dict[Triple, None]] = {s.name: {} for s in self.rules}
+        while True:
+            rnd = N.Round(time, occurrences)
+            fresh = False
+            for rule in self.rules:
+                for sol in rule.node.delta(rnd):
+                    for triple in self._instantiate(rule.template, sol.bindings):  # type: ignore[arg-type]
+                        derived[rule.name][triple] = None
+                        if (triple, sol.start) not in seen:
+                            seen.add((triple, sol.start))
+                            occurrences.setdefault(triple[1], []).append((triple, sol.start))
+                            fresh = fresh or self.reads_any or triple[1] in self.read_predicates
+            answers = self.select.node.delta(rnd) if self.select is not None else []
+            if not fresh:
+                break
+        for commit in rnd.commits:
+            commit()
+        for statement in self.statements:
+            for node in N.walk(statement.node):
+                for store in node.stores():
+                    store.expire(time)
+        if self.select is None:
+            return [GraphOutput(time, name, tuple(ts)) for name, ts in derived.items() if ts]
+        return self._solutions(time, answers)
+
+    @staticmethod
+    def _instantiate(template: tuple[tuple, ...], bindings: dict) -> list[Triple]:
+        out = []
+        for pattern in template:
+            triple = tuple(bindings.get(t) if isinstance(t, Var) else t for t in pattern)
+            if None in triple:
+                return []  # the solution must bind every variable of the template (section 4.2)
+            out.append(triple)
+        return out  # type: ignore[return-value]
+
+    def _solutions(self, time: int, answers: list[N.Sol]) -> list[Output]:
+        assert self.select is not None
+        decode = self.dictionary.decode
+        found: dict[tuple, Solution] = {}
+        for sol in answers:
+            bindings = {str(v): sol.bindings[v] for v in self.select.projection if sol.bindings.get(v) is not None}
+            key = (frozenset(bindings.items()), sol.start, sol.end)
+            found.setdefault(key, Solution(bindings, sol.start, sol.end))
+        if not found:
+            return []
+        ordered = sorted(found.values(), key=lambda s: (s.start, sorted((k, str(decode(v))) for k, v in s.bindings.items())))
+        return [SolutionsOutput(time, "select", tuple(ordered))]
+
+    # -- state --
+    def _stores(self) -> list[N.Store]:
+        return [store for s in self.statements for node in N.walk(s.node) for store in node.stores()]
+
+    def snapshot(self) -> bytes:
+        decode = self.dictionary.decode
+        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end)
+                   for sol in store.solutions()] for store in self._stores()]
+        return pickle.dumps({"now": self.now, "stores": stores}, protocol=5)
+
+    def restore(self, data: bytes) -> None:
+        state = pickle.loads(data)
+        self.now = state["now"]
+        encode = self.dictionary.encode
+        for store, saved in zip(self._stores(), state["stores"]):
+            store.buckets.clear()
+            store.seen.clear()
+            store.count = 0
+            texts = [text for bindings, _, _ in saved for text in bindings.values()]
+            terms = iter(encode(t) for t in parse_terms(texts))
+            store.add(N.Sol({Var(v): next(terms) for v in bindings}, start, end) for bindings, start, end in saved)
