@@ -223,9 +223,13 @@ def _add_program_arguments(parser: argparse.ArgumentParser) -> None:
     """What compiles a program: its language and the options that shape it."""
     from chronolog.timeunits import TIME_UNITS
 
+    from chronolog.lang.registry import PLANNED, languages
+
+    names = sorted(set(languages()) | set(PLANNED))
+    extensions = sorted({e for lang in languages().values() for e in lang.extensions} | {e for _, e in PLANNED.values()})
     parser.add_argument("--lang", metavar="LANG",
-                        help="the program's language (dotr, epsparql, csparql, rspql, lars); default: from "
-                             "its extension (.dotr, .eps, .csparql, .rspql, .lars)")
+                        help=f"the program's language ({', '.join(names)}); default: from its extension "
+                             f"({', '.join(extensions)})")
     parser.add_argument("--background", action="append", default=[], metavar="DATA",
                         help="background RDF; repeatable")
     parser.add_argument("--rules", action="append", default=[], metavar="RULES",
