@@ -30,6 +30,14 @@ def spec_of(case: Case) -> ProgramSpec:
         options.get("time_unit", "ms")))
 
 
+def example_spec(name: str) -> ProgramSpec:
+    """The spec of examples/NAME: its program, background.ttl and Datalog rules."""
+    folder = ROOT / "examples" / name
+    (program,) = folder.glob("*.dotr")
+    return load_spec(str(program), "dotr", Options((str(folder / "background.ttl"),),
+                                                   tuple(str(p) for p in sorted(folder.glob("*.dl")))))
+
+
 def rendered(outputs: list[Output], program) -> list[Rendered]:
     out = []
     for output in outputs:
@@ -81,10 +89,6 @@ def test_plan_equals_inprocess_exactly_on_the_golden_cases(case: Case) -> None:
 
 @pytest.mark.parametrize("example", ["fire", "synthetic"])
 def test_plan_equals_inprocess_exactly_on_the_examples(example: str) -> None:
-    folder = ROOT / "examples" / example
-    (program,) = folder.glob("*.dotr")
-    spec = load_spec(str(program), "dotr", Options((str(folder / "background.ttl"),),
-                                                    tuple(str(p) for p in sorted(folder.glob("*.dl")))))
-    got, split = both_runs(spec, {"": folder / "stream.trig"})
+    got, split = both_runs(example_spec(example), {"": ROOT / "examples" / example / "stream.trig"})
     assert got and split == got
     assert all("urn:chronolog:" in " ".join(lines) for _, _, lines in got)  # fresh IRIs are compared too

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import os
+from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, Union
 
@@ -107,9 +108,15 @@ class Engine:
         When reading fails (a malformed or late element), the time point read so far is
         still processed and its outputs yielded before the error propagates: nothing
         accepted before the bad element is lost.
+
+        Between time points, the terms no longer referred to are reclaimed (a program that
+        says which it still holds, ``Program.live_terms``): an output's term ids are
+        valid until the next output of a later time point is asked for, so write or decode
+        each output as it comes.
         """
         named = streams if isinstance(streams, Mapping) else {UNNAMED: streams}
-        tagged = [_tagged(n, resolve_stream(self.program, name), elements)
+        ahead: dict[int, StreamElement] = {}  # each stream's last element read: maybe not pushed yet
+        tagged = [_tagged(n, resolve_stream(self.program, name), elements, ahead)
                   for n, (name, elements) in enumerate(named.items())]
         source = heapq.merge(*tagged, key=lambda item: (item[0], item[1])) if len(tagged) > 1 else tagged[0]
         current: int | None = None
@@ -126,11 +133,22 @@ class Engine:
             if current is not None and time != current:
                 yield from self.program.push(current, inputs)
                 inputs = {}
+                self._reclaim(ahead.values())
             current = time
             inputs.setdefault(name, []).append(element.triples)
         if current is not None:
             yield from self.program.push(current, inputs)
         yield from self.program.flush()
+
+    def _reclaim(self, unread: Iterable[StreamElement]) -> None:
+        """Reclaim the recent terms that neither the program's state nor an element read
+        but not pushed yet refers to, when enough have piled up."""
+        dictionary = self.dictionary
+        if not dictionary.reclaim_due or self.program.input_kind == ATOMS_IN:
+            return
+        live = self.program.live_terms()
+        if live is not None:
+            dictionary.reclaim(chain(live, (tid for element in unread for triple in element.triples for tid in triple)))
 
     def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *,
                   late: LatePolicy | None = None) -> Iterator[Output]:
@@ -141,7 +159,10 @@ class Engine:
         return self.run({name: self.read(source, late=late) for name, source in sources.items()})
 
 
-def _tagged(n: int, name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:
-    """A stream's elements as (time, stream order, stream name, element), for the merge."""
+def _tagged(n: int, name: str, elements: Iterable[StreamElement],
+            ahead: dict[int, StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:
+    """A stream's elements as (time, stream order, stream name, element), for the merge;
+    ``ahead[n]`` is the last one read (the merge may hold it, unpushed)."""
     for element in elements:
+        ahead[n] = element
         yield element.time, n, name, element

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pickle
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
@@ -129,6 +129,12 @@ class Program(ABC):
     def describe(self) -> list[str]:
         """Lines for ``chronolog check`` after the ok line (groups, keys, feedback)."""
         return []
+
+    def live_terms(self) -> Iterable[int] | None:
+        """The ids of recent terms (:meth:`TermDictionary.reclaim`) that the program's state
+        still refers to between time points: stored events, pending input. None (the
+        default) when the program cannot tell: its host then never reclaims terms."""
+        return None
 
     def plan(self) -> "Plan":
         """How the program's work splits on Spark."""

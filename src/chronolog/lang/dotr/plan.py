@@ -60,6 +60,7 @@ class DotrPlan(Plan):
             return by_id(term_id(value)) if isinstance(value, str) else by_id(value)
 
         self.term_id = term_id
+        dictionary.on_reclaim(term_id.cache_clear)  # its ids may be gone
         self.temporal: list[cep.TemporalEngine] = []
         self.horizons: list[int] = []
         self.empty: list[bytes] = []

@@ -141,6 +141,7 @@ class DotrProgram(Program):
         # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
         self.term_text = functools.lru_cache(maxsize=1 << 16)(
             lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
+        self.dictionary.pin()  # the program's constants and the background closure stay; the stream's terms go
 
     def _compile(self, program: DotrTree) -> _Compiled:
         smap = SourceMap(program.source, program.filename)
@@ -371,6 +372,16 @@ class DotrProgram(Program):
         self._now = state["now"]
         self._pending = {t: dict.fromkeys(encode_text(text, self.dictionary, format="nt"))
                          for t, text in state["pending"].items()}
+
+    def live_terms(self) -> Iterator[int]:
+        """The term ids of the temporal engine's stored events and of the feedback pending."""
+        ids = self._id_attrs
+        for event in self.temporal.stored_events():
+            held = ids[event.type]
+            yield from (v for k, v in event.attrs.items() if k in held and v is not None)
+        for triples in self._pending.values():
+            for triple in triples:
+                yield from triple
 
     def describe(self) -> list[str]:
         """The ok line's details: each group of connected rules with its partition key,
