@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import heapq
 import os
-from itertools import chain
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, Union
 
@@ -32,7 +31,7 @@ from chronolog.errors import ChronologError
 from chronolog.lang.registry import compile_program, language_for, load_spec
 from chronolog.lateness import LatePolicy
 from chronolog.program import ATOMS_IN, UNNAMED, Inputs, Options, Output, Program, ProgramSpec
-from chronolog.program.contract import resolve_stream
+from chronolog.program.contract import reclaim_terms, resolve_stream
 from chronolog.streams import StreamElement
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
@@ -133,22 +132,13 @@ class Engine:
             if current is not None and time != current:
                 yield from self.program.push(current, inputs)
                 inputs = {}
-                self._reclaim(ahead.values())
+                if self.program.input_kind != ATOMS_IN:
+                    reclaim_terms(self.program, (tid for e in ahead.values() for triple in e.triples for tid in triple))
             current = time
             inputs.setdefault(name, []).append(element.triples)
         if current is not None:
             yield from self.program.push(current, inputs)
         yield from self.program.flush()
-
-    def _reclaim(self, unread: Iterable[StreamElement]) -> None:
-        """Reclaim the recent terms that neither the program's state nor an element read
-        but not pushed yet refers to, when enough have piled up."""
-        dictionary = self.dictionary
-        if not dictionary.reclaim_due or self.program.input_kind == ATOMS_IN:
-            return
-        live = self.program.live_terms()
-        if live is not None:
-            dictionary.reclaim(chain(live, (tid for element in unread for triple in element.triples for tid in triple)))
 
     def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *,
                   late: LatePolicy | None = None) -> Iterator[Output]:

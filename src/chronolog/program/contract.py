@@ -18,6 +18,7 @@ nothing ahead, the whole program under one key.
 from __future__ import annotations
 
 import pickle
+from itertools import chain
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, NamedTuple, Sequence
@@ -220,6 +221,18 @@ class GlobalPlan(Plan):
         self.program.restore(self.initial if state is None else state)
         return self.program.flush()
 
+
+
+def reclaim_terms(program: Program, unread: Iterable[int] = ()) -> None:
+    """Between time points: forget the recent terms of the program's dictionary that
+    neither its state nor ``unread`` (ids of input encoded but not pushed yet) refers to,
+    once enough have piled up (``TermDictionary.reclaim_due``). Outputs already returned
+    must have been decoded: their ids may be gone."""
+    dictionary = program.dictionary
+    if dictionary.reclaim_due:
+        live = program.live_terms()
+        if live is not None:
+            dictionary.reclaim(chain(live, unread))
 
 
 class UnknownStreamError(ChronologError):
