@@ -8,8 +8,10 @@ the files ``options.json`` names under ``"streams"``: stream IRI -> file), optio
 the expected output ``expected.trig`` or ``expected.jsonl``. Adding a language's fixtures
 puts it under every test that iterates :func:`cases` (in-process and Spark runs).
 
-Outputs compare up to the renaming of fresh IRIs and blank nodes (runners name them
-differently), graphs as sets of triples, atoms and solutions as sets per line.
+Outputs compare up to the renaming of fresh IRIs and blank nodes (golden files written
+before DOTR named firings by their place in the stream hold other names), graphs as sets
+of triples, atoms and solutions as sets per line; ``rename=False`` compares them exactly,
+names included (two runners of one program name every firing alike).
 """
 from __future__ import annotations
 
@@ -32,13 +34,13 @@ PREFIXES = {
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
 }
 _IRI = re.compile(r"<(" + "|".join(re.escape(ns) for ns in PREFIXES) + r")([^>]*)>")
-_FRESH = re.compile(r"<urn:chronolog:([^:>]+):[0-9A-Za-z]+(-[^>]*)?>")
+_FRESH = re.compile(r"<urn:chronolog:([^:>]+):(?:-?[0-9]+-[0-9]+-[0-9]+|[0-9A-Za-z]+)(-[^>]*)?>")
 _BLANK = re.compile(r"_:[A-Za-z0-9_]+")
 
 
-def canonical(trig: bytes) -> list[str]:
-    """Sorted lines ``time<TAB>graph`` of a TriG output stream, fresh names renamed; a graph
-    is its triples sorted, grouped by subject (``s p o ; p o . s2 p o``)."""
+def canonical(trig: bytes, rename: bool = True) -> list[str]:
+    """Sorted lines ``time<TAB>graph`` of a TriG output stream, fresh names renamed unless
+    ``rename`` is False; a graph is its triples sorted, grouped by subject (``s p o ; p o . s2 p o``)."""
     times: dict[str, int] = {}
     graphs: dict[str, list[tuple[str, str]]] = {}
     for quad in pyoxigraph.parse(trig, RdfFormat.TRIG):
@@ -47,8 +49,10 @@ def canonical(trig: bytes) -> list[str]:
             continue
         terms = []
         for term in (quad.subject, quad.predicate, quad.object):
-            text = _FRESH.sub(lambda m: f"<urn:chronolog:{m.group(1)}:*{m.group(2) or ''}>", str(term))
-            terms.append(_IRI.sub(lambda m: PREFIXES[m.group(1)] + m.group(2), _BLANK.sub("_:b", text)))
+            text = str(term)
+            if rename:
+                text = _BLANK.sub("_:b", _FRESH.sub(lambda m: f"<urn:chronolog:{m.group(1)}:*{m.group(2) or ''}>", text))
+            terms.append(_IRI.sub(lambda m: PREFIXES[m.group(1)] + m.group(2), text))
         graphs.setdefault(quad.graph_name.value, []).append((terms[0], f"{terms[1]} {terms[2]}"))
     lines = []
     for g, triples in graphs.items():
@@ -61,20 +65,20 @@ def canonical(trig: bytes) -> list[str]:
 
 
 
-def _graph_line(time: int, ntriples: str) -> str:
+def _graph_line(time: int, ntriples: str, rename: bool) -> str:
     """A JSON Lines graph in the form :func:`canonical` gives a TriG one."""
     trig = f"<urn:g> <http://www.w3.org/ns/prov#generatedAtTime> {time} .\n<urn:g> {{ {ntriples} }}\n"
-    return canonical(trig.encode("utf-8"))[0] if ntriples.strip() else f"{time}\t"
+    return canonical(trig.encode("utf-8"), rename)[0] if ntriples.strip() else f"{time}\t"
 
 
-def canonical_output(path: Path) -> list[str]:
-    """The sorted canonical lines of an output file of any kind."""
+def canonical_output(path: Path, rename: bool = True) -> list[str]:
+    """The sorted canonical lines of an output file of any kind (``rename``: as for :func:`canonical`)."""
     if path.suffix == ".trig":
-        return canonical(path.read_bytes())
+        return canonical(path.read_bytes(), rename)
     lines = []
     for record in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
         if "graph" in record:
-            lines.append(_graph_line(record["time"], record["graph"]))
+            lines.append(_graph_line(record["time"], record["graph"], rename))
         elif "atoms" in record:
             lines.append(f"{record['time']}\t" + " ".join(sorted(record["atoms"])))
         else:

@@ -69,14 +69,13 @@ class Differential:
         self.engine = Engine(self.text, background=[str(bg)], rules=rules)
         self.program, self.background, self.strata = program, list(background), strata
         self.pushed: dict[int, list] = {}
-        inner = self.engine.program.temporal.push_batch
+        inner = self.engine.program.temporal.push
 
-        def recording(events):
-            events = list(events)
-            self.pushed.setdefault(events[0].end if events else -1, []).extend(events)
-            return inner(events)
+        def recording(event):
+            self.pushed.setdefault(event.end, []).append(event)
+            return inner(event)
 
-        self.engine.program.temporal.push_batch = recording  # observe the events and their order
+        self.engine.program.temporal.push = recording  # observe the events and their order
 
     # Fresh terms (urn:chronolog: IRIs, blank nodes) differ between the engine and the
     # reference; once fed back (FEEDBACK) they are attribute values of events. ``rename``

@@ -31,7 +31,7 @@ from chronolog.errors import ChronologError
 from chronolog.lang.registry import compile_program, language_for, load_spec
 from chronolog.lateness import ErrorPolicy, LatePolicy
 from chronolog.program import ATOMS_IN, UNNAMED, Inputs, Options, Output, Program, ProgramSpec
-from chronolog.program.contract import resolve_stream
+from chronolog.program.contract import reclaim_terms, resolve_stream
 from chronolog.streams import StreamElement
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
@@ -111,9 +111,15 @@ class Engine:
         When reading fails (a malformed or late element), the time point read so far is
         still processed and its outputs yielded before the error propagates: nothing
         accepted before the bad element is lost.
+
+        Between time points, the terms no longer referred to are reclaimed (a program that
+        says which it still holds, ``Program.live_terms``): an output's term ids are
+        valid until the next output of a later time point is asked for, so write or decode
+        each output as it comes.
         """
         named = streams if isinstance(streams, Mapping) else {UNNAMED: streams}
-        tagged = [_tagged(n, resolve_stream(self.program, name), elements)
+        ahead: dict[int, StreamElement] = {}  # each stream's last element read: maybe not pushed yet
+        tagged = [_tagged(n, resolve_stream(self.program, name), elements, ahead)
                   for n, (name, elements) in enumerate(named.items())]
         source = heapq.merge(*tagged, key=lambda item: (item[0], item[1])) if len(tagged) > 1 else tagged[0]
         current: int | None = None
@@ -130,6 +136,8 @@ class Engine:
             if current is not None and time != current:
                 yield from self.program.push(current, inputs)
                 inputs = {}
+                if self.program.input_kind != ATOMS_IN:
+                    reclaim_terms(self.program, (tid for e in ahead.values() for triple in e.triples for tid in triple))
             current = time
             inputs.setdefault(name, []).append(element.triples)
         if current is not None:
@@ -152,7 +160,10 @@ class Engine:
                          for name, source in sources.items()})
 
 
-def _tagged(n: int, name: str, elements: Iterable[StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:
-    """A stream's elements as (time, stream order, stream name, element), for the merge."""
+def _tagged(n: int, name: str, elements: Iterable[StreamElement],
+            ahead: dict[int, StreamElement]) -> Iterator[tuple[int, int, str, StreamElement]]:
+    """A stream's elements as (time, stream order, stream name, element), for the merge;
+    ``ahead[n]`` is the last one read (the merge may hold it, unpushed)."""
     for element in elements:
+        ahead[n] = element
         yield element.time, n, name, element

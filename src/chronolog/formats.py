@@ -87,21 +87,20 @@ class BlankNodeScope:
     pyoxigraph's random renaming, so output built from them is reproducible.
     """
 
-    __slots__ = ("_dictionary", "_ids", "_prefix")
+    __slots__ = ("_dictionary", "_nodes", "_prefix")
 
     def __init__(self, dictionary: TermDictionary) -> None:
         self._dictionary = dictionary
-        self._ids: dict[BlankNode, int] = {}
+        self._nodes: dict[BlankNode, BlankNode] = {}  # terms, not ids: the dictionary may reclaim an id
         self._prefix = ""  # taken at the first blank node: most stream elements have none
 
     def __call__(self, node: BlankNode) -> int:
-        tid = self._ids.get(node)
-        if tid is None:
+        renamed = self._nodes.get(node)
+        if renamed is None:
             if not self._prefix:
                 self._prefix = f"cl{next(_scope_ids)}b"
-            tid = self._dictionary.encode(BlankNode(self._prefix + str(len(self._ids))))
-            self._ids[node] = tid
-        return tid
+            renamed = self._nodes[node] = BlankNode(self._prefix + str(len(self._nodes)))
+        return self._dictionary.encode(renamed)
 
 
 def quad_encoder(

@@ -11,9 +11,11 @@ import math
 import struct
 from functools import lru_cache
 from decimal import Decimal, InvalidOperation
-from typing import Union
+from typing import Callable, Iterable, Union
 
 from pyoxigraph import BlankNode, Literal, NamedNode
+
+from chronolog.errors import ChronologError
 
 Term = Union[NamedNode, BlankNode, Literal]
 
@@ -165,31 +167,63 @@ def literal_of(value: object) -> Literal:
     raise TypeError(f"no RDF literal for {type(value).__name__} value {value!r}")
 
 
+class ReclaimedTermError(ChronologError):
+    """A term id used after its term was reclaimed (see ``TermDictionary.reclaim``)."""
+
+
 class TermDictionary:
-    """Bidirectional map between RDF terms and dense int ids (0, 1, 2, ...).
+    """Bidirectional map between RDF terms and int ids.
 
     One dictionary serves one engine: the background, the stream and the programs are
     all encoded with it, so equal terms are equal ints everywhere.
+
+    Memory must not grow with the stream (DESIGN.md section 5), so the dictionary has two
+    parts. ``pin()`` makes every term encoded so far permanent: a program pins its
+    constants and the background closure once compiled. Terms encoded later (the stream's,
+    the outputs') are recent, and ``reclaim(live)`` forgets every recent term not in
+    ``live``: its host calls it between time points with the ids that its state still
+    holds. Ids are never reused, so an id kept anywhere by mistake fails loudly
+    (``ReclaimedTermError``) instead of naming another term; a term seen again after it
+    was reclaimed gets a new id.
+
+    >>> d = TermDictionary()
+    >>> p = d.iri("http://e/p"); d.pin()
+    >>> a, b = d.iri("http://e/a"), d.iri("http://e/b")
+    >>> d.reclaim([b]), len(d), d.decode(b).value
+    (1, 2, 'http://e/b')
+    >>> d.iri("http://e/a") == a
+    False
     """
 
-    __slots__ = ("_ids", "_terms", "_values")
+    __slots__ = ("_ids", "_permanent", "_recent", "_values", "_next", "_listeners", "reclaim_floor", "_kept")
 
     def __init__(self) -> None:
         self._ids: dict[Term, int] = {}
-        self._terms: list[Term] = []
-        self._values: list[Value | None] = []
+        self._permanent: list[Term | None] = []  # ids 0 .. len - 1
+        self._recent: dict[int, Term] = {}  # ids from len(_permanent) on, those not reclaimed
+        self._values: dict[int, Value] = {}
+        self._next = 0
+        self._listeners: list[Callable[[], None]] = []
+        self.reclaim_floor = 1 << 14  # recent terms below which reclaiming is never due
+        self._kept = 0  # recent terms the last reclaim kept
 
     def __len__(self) -> int:
-        return len(self._terms)
+        """How many ids were ever assigned, reclaimed ones included after a ``pin``."""
+        return len(self._permanent) + len(self._recent)
+
+    @property
+    def recent(self) -> int:
+        """How many terms are recent (encoded since the last ``pin``, not reclaimed)."""
+        return len(self._recent)
 
     def encode(self, term: Term) -> int:
         """The id of ``term``, assigning the next id on first sight."""
         tid = self._ids.get(term)
         if tid is None:
-            tid = len(self._terms)
+            tid = self._next
+            self._next = tid + 1
             self._ids[term] = tid
-            self._terms.append(term)
-            self._values.append(None)
+            self._recent[tid] = term
         return tid
 
     def iri(self, iri: str) -> int:
@@ -197,18 +231,23 @@ class TermDictionary:
         return self.encode(NamedNode(iri))
 
     def lookup(self, term: Term) -> int | None:
-        """The id of ``term`` if it was ever encoded, else None (never assigns)."""
+        """The id of ``term`` if it is known, else None (never assigns)."""
         return self._ids.get(term)
 
     def decode(self, tid: int) -> Term:
         """The term behind id ``tid``."""
-        return self._terms[tid]
+        permanent = self._permanent
+        term = permanent[tid] if tid < len(permanent) else self._recent.get(tid)
+        if term is None:
+            raise ReclaimedTermError(f"term id {tid} is not in the dictionary: it was reclaimed (an id "
+                                     "kept past the time points its term was live in)")
+        return term
 
     def value(self, tid: int) -> Value:
         """(value class, Python value) of the term ``tid``, cached after the first call."""
-        cached = self._values[tid]
+        cached = self._values.get(tid)
         if cached is None:
-            term = self._terms[tid]
+            term = self.decode(tid)
             cached = literal_value(term) if isinstance(term, Literal) else (V_NODE, None)
             self._values[tid] = cached
         return cached
@@ -218,10 +257,48 @@ class TermDictionary:
         return self.encode(literal_of(value))
 
     def is_literal(self, tid: int) -> bool:
-        return isinstance(self._terms[tid], Literal)
+        return isinstance(self.decode(tid), Literal)
 
     def is_iri(self, tid: int) -> bool:
-        return isinstance(self._terms[tid], NamedNode)
+        return isinstance(self.decode(tid), NamedNode)
 
     def is_blank(self, tid: int) -> bool:
-        return isinstance(self._terms[tid], BlankNode)
+        return isinstance(self.decode(tid), BlankNode)
+
+    # -- the permanent and the recent part ---------------------------------------------
+
+    def pin(self) -> None:
+        """Make every term encoded so far permanent (never reclaimed)."""
+        permanent = self._permanent
+        for tid in range(len(permanent), self._next):
+            permanent.append(self._recent.pop(tid, None))  # None: reclaimed before the pin, never used again
+        self._kept = 0
+
+    @property
+    def reclaim_due(self) -> bool:
+        """Whether enough recent terms piled up for ``reclaim`` to be worth its pass: at
+        least ``reclaim_floor``, and twice as many as the last pass kept (so the work of
+        reclaiming, proportional to the recent terms, is constant per term encoded)."""
+        return len(self._recent) >= max(self.reclaim_floor, 2 * self._kept)
+
+    def reclaim(self, live: Iterable[int]) -> int:
+        """Forget every recent term whose id is not in ``live``; how many were forgotten.
+
+        ``live`` must hold every id of a recent term that anything will use again: the
+        caller's state, and what it has encoded but not processed yet."""
+        recent, ids, values = self._recent, self._ids, self._values
+        kept = {tid: recent[tid] for tid in set(live) if tid in recent}
+        for tid, term in recent.items():
+            if tid not in kept:
+                del ids[term]
+                values.pop(tid, None)
+        dropped = len(recent) - len(kept)
+        self._recent = kept
+        self._kept = len(kept)
+        for listener in self._listeners:
+            listener()
+        return dropped
+
+    def on_reclaim(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after each ``reclaim``: for a cache that maps something to ids."""
+        self._listeners.append(listener)

@@ -11,7 +11,7 @@ equal times (``last`` prefers the later arrival) and which firing consumes first
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from chronolog.cep.compiler import Decoder, RulePlan
 from chronolog.cep.errors import EventError
@@ -95,6 +95,10 @@ class TemporalEngine:
     def stored_event_count(self) -> int:
         """Events currently kept for the rules' scopes; bounded by the rules' horizons."""
         return self._state.stored_event_count()
+
+    def stored_events(self) -> Iterator[Event]:
+        """The events currently kept for the rules' scopes (what the state refers to)."""
+        return self._state.stored_events()
 
     def push(self, event: Event) -> list[Event]:
         """Process one input event; returns the composite events it produced."""

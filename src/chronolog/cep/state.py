@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pickle
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 
 from chronolog.cep.events import Event
 from chronolog.cep.ruleset import RuleSet
@@ -93,6 +93,12 @@ class TemporalState:
 
     def stored_event_count(self) -> int:
         return sum(len(store) for store in self.stores.values())
+
+    def stored_events(self) -> Iterator[Event]:
+        """The live events of every type (an index holds no event its main timeline lacks)."""
+        for store in self.stores.values():
+            main = store.main
+            yield from main.events[main.head:]
 
     def snapshot(self, attrs: AttrMap | None = None) -> bytes:
         """The state as plain-data bytes; ``attrs(type, attributes)`` rewrites each stored

@@ -18,9 +18,10 @@ nothing ahead, the whole program under one key.
 from __future__ import annotations
 
 import pickle
+from itertools import chain
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
@@ -130,6 +131,12 @@ class Program(ABC):
         """Lines for ``chronolog check`` after the ok line (groups, keys, feedback)."""
         return []
 
+    def live_terms(self) -> Iterable[int] | None:
+        """The ids of recent terms (:meth:`TermDictionary.reclaim`) that the program's state
+        still refers to between time points: stored events, pending input. None (the
+        default) when the program cannot tell: its host then never reclaims terms."""
+        return None
+
     def plan(self) -> "Plan":
         """How the program's work splits on Spark."""
         return GlobalPlan(self)
@@ -214,6 +221,18 @@ class GlobalPlan(Plan):
         self.program.restore(self.initial if state is None else state)
         return self.program.flush()
 
+
+
+def reclaim_terms(program: Program, unread: Iterable[int] = ()) -> None:
+    """Between time points: forget the recent terms of the program's dictionary that
+    neither its state nor ``unread`` (ids of input encoded but not pushed yet) refers to,
+    once enough have piled up (``TermDictionary.reclaim_due``). Outputs already returned
+    must have been decoded: their ids may be gone."""
+    dictionary = program.dictionary
+    if dictionary.reclaim_due:
+        live = program.live_terms()
+        if live is not None:
+            dictionary.reclaim(chain(live, unread))
 
 
 class UnknownStreamError(ChronologError):

@@ -34,6 +34,7 @@ from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, GRAPHS, Plan, Program, ProgramSpec, Record
+from chronolog.program.contract import reclaim_terms
 from chronolog.program.outputs import Output, render
 from chronolog.program.writers import quarantine_record
 from chronolog.streams import LineError, jsonl_element
@@ -171,6 +172,7 @@ def prepare_stage(stages: Stages):
             rows.extend((r.key, r.time, r.seq, r.payload, None, None, None, None) for r in prepared.records)
             for row, time, source, body, _, _, n in worker.rendered(prepared.outputs, ""):
                 rows.append((PASSTHROUGH_KEY, time, n, None, row, source, body, None))
+            reclaim_terms(worker.program)  # the time point left as text: its terms may go
         if rows:
             yield _record_batch(rows, schema)
 
@@ -231,8 +233,10 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
                 self.state.update((state, expires, timer))
             elif stored:
                 self.state.clear()  # a timer still pending finds nothing to do
-            if outputs:
-                yield pd.DataFrame(worker.rendered(outputs, key), columns=columns)
+            rendered = worker.rendered(outputs, key)
+            reclaim_terms(worker.program)  # the state left as bytes, the outputs as text: their terms may go
+            if rendered:
+                yield pd.DataFrame(rendered, columns=columns)
 
         def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
             stored = self.state.get()

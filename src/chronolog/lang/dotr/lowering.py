@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable, Hashable, Mapping
+from typing import Callable, Hashable, Iterator, Mapping, Sequence
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
@@ -41,6 +41,19 @@ def value_decoder(dictionary: TermDictionary) -> Callable[[Hashable], object]:
         return v if vclass in _DECODED else TermRef(tid)
 
     return decode
+
+
+def firing_names(time: int, seq: int, composites: Sequence[cep.Event]) -> Iterator[tuple[cep.Event, str]]:
+    """Each composite event the ``seq``-th event of time point ``time`` produced, with the
+    name of its firing: ``time-seq-n`` for the rule's n-th firing on that event.
+
+    The name depends on the firing's place in the stream only, not on the process, the
+    partition key or what came before, so every runner names a detection alike (its fresh
+    IRI ``urn:chronolog:RULE:NAME``, its blank nodes ``cNAMEx...``)."""
+    counts: dict[str, int] = {}
+    for composite in composites:
+        n = counts[composite.type] = counts.get(composite.type, 0) + 1
+        yield composite, f"{time}-{seq}-{n}"
 
 
 # A template position: ("id", term id), ("var", name) or ("bnode", label)

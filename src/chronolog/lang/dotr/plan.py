@@ -13,7 +13,6 @@ reads them; a key's state is its temporal engine's snapshot, whose events hold t
 """
 from __future__ import annotations
 
-import hashlib
 import pickle
 from dataclasses import replace
 from functools import lru_cache
@@ -23,7 +22,7 @@ from chronolog import cep
 from chronolog.cep.partition import RuleGroup, partition_rules
 from chronolog.errors import ChronologError
 from chronolog.formats import parse_terms
-from chronolog.lang.dotr.lowering import value_decoder
+from chronolog.lang.dotr.lowering import firing_names, value_decoder
 from chronolog.program import GraphOutput, Inputs, Plan, Prepared, Processed, ProgramSpec, Record
 
 if TYPE_CHECKING:  # the program builds its plan: a plain import would be a cycle
@@ -61,6 +60,7 @@ class DotrPlan(Plan):
             return by_id(term_id(value)) if isinstance(value, str) else by_id(value)
 
         self.term_id = term_id
+        dictionary.on_reclaim(term_id.cache_clear)  # its ids may be gone
         self.temporal: list[cep.TemporalEngine] = []
         self.horizons: list[int] = []
         self.empty: list[bytes] = []
@@ -121,20 +121,14 @@ class DotrPlan(Plan):
         temporal = self.temporal[group]
         temporal.restore(snapshot or self.empty[group])
         attributes = program.attributes
-        composites: list[cep.Event] = []
-        for time, _, etype, values in sorted(events, key=lambda e: (e[0], e[1])):
-            composites.extend(temporal.push(cep.Event(etype, time, time, dict(zip(attributes[etype], values)))))
         out = []
-        tag = hashlib.blake2b(key.encode("utf-8"), digest_size=4).hexdigest()
-        counts: dict[int, int] = {}
-        for composite in composites:
-            lowered = program.rules.get(composite.type)
-            if lowered is None:
-                continue
-            n = counts[composite.end] = counts.get(composite.end, 0) + 1
-            attrs = {name: self.term_id(value) if isinstance(value, str) and name not in lowered.aggregated else value
-                     for name, value in composite.attrs.items()}
-            out.append(program.graph(composite._replace(attrs=attrs), f"k{tag}t{composite.end}n{n}"))
+        for time, seq, etype, values in sorted(events, key=lambda e: (e[0], e[1])):
+            composites = temporal.push(cep.Event(etype, time, time, dict(zip(attributes[etype], values))))
+            for composite, name in firing_names(time, seq, composites):
+                lowered = program.rules[composite.type]
+                attrs = {a: self.term_id(v) if isinstance(v, str) and a not in lowered.aggregated else v
+                         for a, v in composite.attrs.items()}
+                out.append(program.graph(composite._replace(attrs=attrs), name))
         if temporal.stored_event_count() == 0:  # nothing a later event could combine with
             return None, temporal.now, out
         return temporal.snapshot(), temporal.now, out

@@ -31,7 +31,7 @@ t, and ``flush()`` (called by ``run`` at the end of its stream) those still pend
 >>> program.push(1000, {"": [((s1, temp, enc(Literal(45))),)]})
 []
 >>> [program.decode(g) for g in program.push(3000, {"": [((s1, smoke, enc(Literal(True))),)]})]
-[(3000, [('urn:chronolog:alarm:1', 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', 'http://example.org/Alarm'), ('urn:chronolog:alarm:1', 'http://example.org/sensor', 'http://example.org/s1')])]
+[(3000, [('urn:chronolog:alarm:3000-0-1', 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type', 'http://example.org/Alarm'), ('urn:chronolog:alarm:3000-0-1', 'http://example.org/sensor', 'http://example.org/s1')])]
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ from chronolog.datalog import reasoner_for
 from chronolog.errors import ChronologError, ChronologSyntaxError, SourceMap
 from chronolog.cep.partition import partition_rules
 from chronolog.formats import encode_text, parse_terms
-from chronolog.lang.dotr.lowering import LoweredRule, Lowering, value_decoder
+from chronolog.lang.dotr.lowering import LoweredRule, Lowering, firing_names, value_decoder
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
@@ -137,12 +137,12 @@ class DotrProgram(Program):
         self.late = late or LatePolicy.reject()
         self.stats = Stats()
         self._now: int | None = None
-        self._firings = 0
         self.feedback_limit = feedback_limit
         self._pending: dict[int, dict[Triple, None]] = {}  # FEEDBACK: time -> graphs' triples
         # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
         self.term_text = functools.lru_cache(maxsize=1 << 16)(
             lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
+        self.dictionary.pin()  # the program's constants and the background closure stay; the stream's terms go
 
     def _compile(self, program: DotrTree) -> _Compiled:
         smap = SourceMap(program.source, program.filename)
@@ -251,12 +251,11 @@ class DotrProgram(Program):
         clock = _time.perf_counter
         events = self.events(time, triples)
         t2 = clock()
-        composites = self.temporal.push_batch(events) if events else []
+        push = self.temporal.push
+        fired = [(seq, push(event)) for seq, event in enumerate(events)]
         t3 = clock()
-        out = []
-        for composite in composites:
-            self._firings += 1
-            out.append(self.graph(composite, str(self._firings)))
+        out = [self.graph(composite, name) for seq, composites in fired if composites
+               for composite, name in firing_names(time, seq, composites)]
         if self._feeds:
             for graph in out:
                 delay = self._feeds.get(graph.rule)
@@ -311,7 +310,7 @@ class DotrProgram(Program):
 
     def graph(self, composite: cep.Event, firing: str) -> OutputGraph:
         """The output graph of a composite event; ``firing`` names this firing uniquely
-        (it makes the fresh IRIs and blank nodes of the DEFINE template)."""
+        (:func:`firing_names`: it makes the fresh IRIs and blank nodes of the DEFINE template)."""
         lowered = self.rules[composite.type]
         d = self.dictionary
         values = dict(composite.attrs)
@@ -346,8 +345,8 @@ class DotrProgram(Program):
     # -- the contract's state, description and split ------------------------------------
 
     def snapshot(self) -> bytes:
-        """The temporal state, the feedback still pending and the firing count, with every
-        term as its N-Triples text."""
+        """The temporal state and the feedback still pending, with every term as its
+        N-Triples text."""
         text = self.term_text
         ids = self._id_attrs
 
@@ -357,7 +356,6 @@ class DotrProgram(Program):
 
         return pickle.dumps({
             "format": SNAPSHOT_FORMAT, "temporal": self.temporal.snapshot(out), "now": self._now,
-            "firings": self._firings,
             "pending": {t: graph_text(tuple(triples), self.dictionary) for t, triples in self._pending.items()},
         }, protocol=5)
 
@@ -376,9 +374,19 @@ class DotrProgram(Program):
             return {k: term_id(v) if k in held and v is not None else v for k, v in attrs.items()}
 
         self.temporal.restore(state["temporal"], back)
-        self._now, self._firings = state["now"], state["firings"]
+        self._now = state["now"]
         self._pending = {t: dict.fromkeys(encode_text(text, self.dictionary, format="nt"))
                          for t, text in state["pending"].items()}
+
+    def live_terms(self) -> Iterator[int]:
+        """The term ids of the temporal engine's stored events and of the feedback pending."""
+        ids = self._id_attrs
+        for event in self.temporal.stored_events():
+            held = ids[event.type]
+            yield from (v for k, v in event.attrs.items() if k in held and v is not None)
+        for triples in self._pending.values():
+            for triple in triples:
+                yield from triple
 
     def describe(self) -> list[str]:
         """The ok line's details: each group of connected rules with its partition key,
