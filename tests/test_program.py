@@ -39,7 +39,7 @@ def test_languages_are_found_by_name_and_extension() -> None:
     (lambda: language_for("rules"), "cannot tell the language from no extension"),
     (lambda: language_named("prolog"), "unknown language 'prolog' (known languages: "),
     (lambda: language_for("q.eps"), "the EP-SPARQL language (--lang epsparql, .eps) is not built yet"),
-    (lambda: language_named("rspql"), "the RSP-QL language (--lang rspql, .rspql) is not built yet"),
+    (lambda: language_named("epsparql"), "the EP-SPARQL language (--lang epsparql, .eps) is not built yet"),
 ])
 def test_unknown_and_unbuilt_languages_are_one_line_errors(call, message: str) -> None:
     with pytest.raises(ChronologError) as info:

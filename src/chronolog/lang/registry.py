@@ -37,7 +37,6 @@ class Language:
 # Languages of DESIGN.md section 3 whose package is not built yet: (title, extension).
 PLANNED = {
     "epsparql": ("EP-SPARQL", ".eps"),
-    "rspql": ("RSP-QL", ".rspql"),
 }
 
 
