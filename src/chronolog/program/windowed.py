@@ -43,6 +43,7 @@ from chronolog.window.schedule import Instant, Schedule
 from chronolog.window.scope import TupleWindow, Window
 
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
 
 @dataclass
@@ -103,6 +104,8 @@ class WindowedProgram(Program):
         self._base_taken = False
         self.running: list[_Running] = []
         self.output_kind = SOLUTIONS
+        self._evaluating: _Running | None = None  # the query being evaluated (for timestamp)
+        self._times: dict[tuple[int, int, int], int] | None = None  # its window triples' latest times
 
     def _reasoner(self) -> Reasoner:
         """A reasoner over the one background closure (the first maintenance takes the one
@@ -145,8 +148,26 @@ class WindowedProgram(Program):
                for o in self._evaluate(running, instant)]
         return sorted(out, key=lambda o: o.time)
 
+    def timestamp(self, s: object, p: object, o: object) -> Literal | None:
+        """The time of the most recent element that holds the triple ``(s, p, o)`` in the
+        windows of the query being evaluated (C-SPARQL's ``timestamp``), None (an error)
+        when no window holds it (a derived or background triple, say)."""
+        running = self._evaluating
+        if running is None:
+            return None
+        if self._times is None:
+            self._times = {}
+            for buffer in running.schedule.buffers.values():
+                for time, triple in list(buffer.items)[:buffer.inside]:
+                    if self._times.get(triple, time) <= time:
+                        self._times[triple] = time
+        ids = tuple(self.dictionary.lookup(t) for t in (s, p, o))  # type: ignore[arg-type]
+        time = self._times.get(ids)  # type: ignore[arg-type]
+        return None if time is None else Literal(str(time), datatype=XSD_INTEGER)
+
     def _evaluate(self, running: _Running, instant: Instant) -> list[Output]:
         query = running.query
+        self._evaluating, self._times = running, None
         views = {}
         for graph, keeper in running.maintainers.items():
             entered: dict = {}

@@ -31,7 +31,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import QUAD, Evaluator, dataset_view
-from chronolog.sparql.expressions import supported
+from chronolog.sparql.expressions import Functions, supported
 from chronolog.sparql.parse import BNODE_PREFIX, Unsupported, parse_query
 from chronolog.sparql.results import BooleanResult, GraphResult, SelectResult, write_results
 from chronolog.store import TRIPLE, Database, Layers
@@ -42,11 +42,13 @@ __all__ = ["prepare", "PreparedQuery", "SelectResult", "BooleanResult", "GraphRe
 
 
 def prepare(text: str, dictionary: TermDictionary, base: str | None = None,
-            filename: str | None = None, engine: str = "auto") -> "PreparedQuery":
+            filename: str | None = None, engine: str = "auto", functions: Functions | None = None) -> "PreparedQuery":
     """Parse and compile ``text``; syntax errors raise ``ChronologSyntaxError`` (FILE:LINE:COL).
 
     ``engine`` is "auto" (chronolog's evaluator when it covers the query), "chronolog"
-    (fail with ``NotImplementedError`` if it does not) or "pyoxigraph".
+    (fail with ``NotImplementedError`` if it does not) or "pyoxigraph". ``functions`` are
+    extension functions by IRI (a query language's own, over terms; chronolog's evaluator
+    only).
     """
     query: A.Query | None = None
     reason = None
@@ -55,20 +57,20 @@ def prepare(text: str, dictionary: TermDictionary, base: str | None = None,
     except Unsupported as e:
         reason = str(e)
     if query is not None and engine != "pyoxigraph":
-        reason = _unsupported_reason(query)
+        reason = _unsupported_reason(query, functions)
     if engine == "chronolog" and reason:
         raise NotImplementedError(f"chronolog's evaluator does not cover this query: {reason}")
     if engine == "pyoxigraph" or reason:
         _check_with_pyoxigraph(text, base, filename)
         return PreparedQuery(text, dictionary, base, query, "pyoxigraph", reason or "requested")
-    return PreparedQuery(text, dictionary, base, query, "chronolog", None)
+    return PreparedQuery(text, dictionary, base, query, "chronolog", None, functions)
 
 
-def _unsupported_reason(query: A.Query) -> str | None:
+def _unsupported_reason(query: A.Query, functions: Functions | None) -> str | None:
     for n in query.walk():
         if isinstance(n, A.Service):
             return "SERVICE"
-        if isinstance(n, A.Expr) and not isinstance(n, (A.Exists, A.Aggregate)) and not supported(n):
+        if isinstance(n, A.Expr) and not isinstance(n, (A.Exists, A.Aggregate)) and not supported(n, functions):
             return "a function outside the SPARQL 1.1 library"
     return None
 
@@ -93,7 +95,7 @@ class PreparedQuery:
     """A compiled query; ``execute(view)`` runs it. Compiled state never changes per run."""
 
     def __init__(self, text: str, dictionary: TermDictionary, base: str | None,
-                 query: A.Query | None, engine: str, reason: str | None) -> None:
+                 query: A.Query | None, engine: str, reason: str | None, functions: Functions | None = None) -> None:
         self.text = text
         self.dictionary = dictionary
         self.base = base
@@ -101,7 +103,9 @@ class PreparedQuery:
         self.engine = engine
         self.fallback_reason = reason
         self.form = query.form if query is not None else _form_of(text)
-        self._evaluator = Evaluator(dictionary, query.base if query is not None else base) if engine == "chronolog" else None
+        self.functions = functions
+        self._evaluator = (Evaluator(dictionary, query.base if query is not None else base, functions)
+                           if engine == "chronolog" else None)
         self._live: "weakref.ref | None" = None
 
     @property
@@ -118,7 +122,7 @@ class PreparedQuery:
         # one evaluator runs one execution at a time (it holds the view): while an earlier
         # result is still alive, this execution gets a fresh evaluator
         live = self._live() if self._live is not None else None
-        evaluator = self._evaluator if live is None else Evaluator(self.dictionary, q.base)
+        evaluator = self._evaluator if live is None else Evaluator(self.dictionary, q.base, self.functions)
         solutions = _keep_going(evaluator.run(q.pattern, view))
         if evaluator is self._evaluator:
             self._live = weakref.ref(solutions)

@@ -19,6 +19,7 @@ import re
 
 from chronolog.errors import ChronologSyntaxError
 from chronolog.sparql import PreparedQuery, prepare
+from chronolog.sparql.expressions import Functions
 from chronolog.sparql.parse import mask_iris
 from chronolog.terms import TermDictionary
 
@@ -52,11 +53,13 @@ def read_iri(text: str, pos: int, known: dict[str, str]) -> tuple[str, int] | No
     return known[prefix] + m.group(3), m.end()
 
 
-def prepare_extended(sparql: str, original: str, dictionary: TermDictionary, filename: str | None) -> PreparedQuery:
+def prepare_extended(sparql: str, original: str, dictionary: TermDictionary, filename: str | None,
+                     functions: Functions | None = None) -> PreparedQuery:
     """The SPARQL query left in ``sparql`` once the language's clauses were cut out of
-    ``original``, prepared; a syntax error shows the line of ``original``."""
+    ``original``, prepared (with the language's extension ``functions``); a syntax error
+    shows the line of ``original``."""
     try:
-        return prepare(sparql, dictionary, filename=filename)
+        return prepare(sparql, dictionary, filename=filename, functions=functions)
     except ChronologSyntaxError as exc:
         lines = original.splitlines()
         if exc.lineno and exc.lineno <= len(lines):

@@ -12,12 +12,15 @@ from chronolog.timeunits import unit_ms
 from chronolog.window.r2s import RSTREAM
 from chronolog.window.report import NonEmptyContent, WindowClose
 
+TIMESTAMP = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"  # f:timestamp, as C-SPARQL's engine names it
+
 
 def compile_csparql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> WindowedProgram:
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
     spec = with_static_background(spec, tree.static)
     program = WindowedProgram(spec, dictionary)
-    query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename)
+    query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename,
+                             functions={TIMESTAMP: program.timestamp})
     if tree.is_stream and query.form != "CONSTRUCT":
         raise ChronologSyntaxError(f"REGISTER STREAM {tree.name} needs a CONSTRUCT query (got {query.form})",
                                    spec.filename, 1, 1, spec.text.splitlines()[0] if spec.text else "")
