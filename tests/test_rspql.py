@@ -127,3 +127,9 @@ def test_the_query_name_is_the_registered_iri() -> None:
     d = engine.dictionary
     (out,) = engine.push(1, {"http://e/s": [((d.iri("http://e/x"), d.iri(P), d.encode(NamedNode("http://e/y"))),)]})
     assert out.query == "http://e/q"
+
+
+def test_keywords_are_not_read_inside_variables_or_names() -> None:
+    text = (HEAD + "SELECT ?o FROM NAMED WINDOW :w ON :stream [RANGE 2 STEP 1]\n"
+            "WHERE { WINDOW :w { ?from :p ?o } FILTER(!BOUND(?window)) }")
+    assert run(text, [(1, 4)]) == [(1, [4]), (2, [4])]

@@ -26,17 +26,18 @@ from chronolog.timeunits import TimeFormatError, parse_duration
 from chronolog.window.r2s import R2S
 from chronolog.window.scope import Bounds, IntervalWindow, LandmarkWindow, SlidingWindow, Window
 
-_REGISTER = re.compile(r"\bREGISTER\s+(RSTREAM|ISTREAM|DSTREAM)\b", re.I)
+_KEYWORD = r"(?<![?$:\w-])"  # a keyword, not part of a variable or a name (?from, :window)
+_REGISTER = re.compile(_KEYWORD + r"REGISTER\s+(RSTREAM|ISTREAM|DSTREAM)\b", re.I)
 _AS = re.compile(r"\s+AS\b", re.I)
-_FROM_WINDOW = re.compile(r"\bFROM\s+NAMED\s+WINDOW\b", re.I)
+_FROM_WINDOW = re.compile(_KEYWORD + r"FROM\s+NAMED\s+WINDOW\b", re.I)
 _ON = re.compile(r"\s+ON\b", re.I)
 _SPEC = re.compile(r"\s*\[\s*(?:RANGE\s+(\S+?)\s+STEP\s+(\S+?)|FROM\s+(\S+?)(?:\s+TO\s+(\S+?))?)\s*\]", re.I)
-_FROM_NAMED = re.compile(r"\bFROM\s+NAMED\b", re.I)
-_FROM = re.compile(r"\bFROM\b", re.I)
-_EVALUATE = re.compile(r"\bEVALUATE\s+AT\s+(\d+(?:\s*,\s*\d+)*)", re.I)
-_WINDOW_PATTERN = re.compile(r"\bWINDOW\b", re.I)
+_FROM_NAMED = re.compile(_KEYWORD + r"FROM\s+NAMED\b", re.I)
+_FROM = re.compile(_KEYWORD + r"FROM\b", re.I)
+_EVALUATE = re.compile(_KEYWORD + r"EVALUATE\s+AT\s+(\d+(?:\s*,\s*\d+)*)", re.I)
+_WINDOW_PATTERN = re.compile(_KEYWORD + r"WINDOW\b", re.I)
 _SPACE = re.compile(r"\s*")
-_WHERE = re.compile(r"\bWHERE\b|\{", re.I)
+_WHERE = re.compile(_KEYWORD + r"WHERE\b|\{", re.I)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Rspql
 
     declared = {w.name for w in windows}
     for m in list(_WINDOW_PATTERN.finditer(masked)):
-        iri, end = iri_at(m.end(), "the window's name after WINDOW")
+        iri, _ = iri_at(m.end(), "the window's name after WINDOW")
         if iri not in declared:
             raise smap.error(f"no window <{iri}> is declared (FROM NAMED WINDOW <{iri}> ON ...)", after(m.end()))
         sparql = sparql[:m.start()] + "GRAPH " + sparql[m.start() + 6:]
