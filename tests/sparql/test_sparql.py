@@ -332,3 +332,23 @@ def test_standing_query_now_follows_the_stream_time() -> None:
     assert sq.step([due], 4_000) == {}
     assert sq.step([due], 6_000) == {"late": [(d.iri(E + "job"),)]}
     assert sq.step([due], 4_000) == {}
+
+
+def test_extension_functions_run_on_chronologs_evaluator() -> None:
+    """A language's own functions (C-SPARQL's f:timestamp) are given to prepare by IRI: they
+    get the argument terms, their None is SPARQL's error (the BIND leaves the variable unbound)."""
+    d = TermDictionary()
+    db = _db(d, [("a", "p", "b"), ("c", "p", "d")])
+    calls = []
+
+    def double(term):
+        calls.append(term)
+        return Literal(term.value * 2) if term.value.endswith("a") else None
+
+    text = "PREFIX : <http://e/> PREFIX x: <http://x/> SELECT ?s ?v { ?s :p ?o BIND(x:f(STR(?s)) AS ?v) }"
+    q = prepare(text, d, functions={"http://x/f": double})
+    got = sorted((s.value, v.value if v is not None else None) for s, v in q.execute(Layers([db])))
+    assert got == [("http://e/a", "http://e/ahttp://e/a"), ("http://e/c", None)]
+    assert sorted(t.value for t in calls) == ["http://e/a", "http://e/c"]
+    with pytest.raises(Unsupported, match="unknown function http://x/f"):
+        prepare(text, d)  # unknown to chronolog without the extension

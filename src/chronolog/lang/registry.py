@@ -36,7 +36,6 @@ class Language:
 
 # Languages of DESIGN.md section 3 whose package is not built yet: (title, extension).
 PLANNED = {
-    "rspql": ("RSP-QL", ".rspql"),
 }
 
 

@@ -7,7 +7,8 @@ relation-to-stream operator. At every evaluation instant the query runs over the
 background closure plus, either (``named=False``, C-SPARQL) the union of its windows'
 contents in the default graph with what the rules derive from it, or (``named=True``,
 RSP-QL) each window's content and what the rules derive from it as the named graph of the
-window's IRI (``WINDOW :w { P }`` is ``GRAPH :w { P }``). The answer goes through the R2S
+window's IRI (``WINDOW :w { P }`` is ``GRAPH :w { P }``), beside the query's static named
+graphs (RSP-QL's ``FROM NAMED <g>``, read as they are). The answer goes through the R2S
 operator: SELECT and ASK give solutions (an ASK one solution binding ``ask`` to
 ``true``/``false``), CONSTRUCT gives a graph.
 
@@ -16,17 +17,20 @@ windows and their materialization are state that one instant's evaluation reads 
 """
 from __future__ import annotations
 
+import os
 import pickle
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Mapping
+from urllib.parse import unquote, urlparse
 
 from pyoxigraph import Literal, NamedNode
 
 from chronolog.datalog.loading import reasoner_for
 from chronolog.datalog.maintenance import Maintenance, MaintenanceError, maintenance
 from chronolog.datalog.reasoner import Reasoner
-from chronolog.formats import parse_terms
+from chronolog.errors import ChronologError
+from chronolog.formats import load_graph, parse_terms
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
 from chronolog.sparql import PreparedQuery
@@ -39,6 +43,7 @@ from chronolog.window.schedule import Instant, Schedule
 from chronolog.window.scope import TupleWindow, Window
 
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
+XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
 
 @dataclass
@@ -51,6 +56,27 @@ class ContinuousQuery:
     r2s: R2S
     query: PreparedQuery
     named: bool  # windows as named graphs (RSP-QL), else their union as the default graph
+    graphs: Mapping[str, str] = field(default_factory=dict)  # static named graph IRI -> its file
+
+
+def static_graph_file(iri: str, program: str | None) -> str:
+    """The file of a static graph named in a query (``FROM <iri>``): a file: IRI or a path,
+    a relative one from the folder of the program's file."""
+    parsed = urlparse(iri)
+    if parsed.scheme in ("", "file"):
+        path = unquote(parsed.path)
+        return os.path.join(os.path.dirname(program), path) if program and not os.path.isabs(path) else path
+    raise ChronologError(f"FROM <{iri}>: chronolog reads static graphs from files (file: IRIs); "
+                         "give other background data with --background")
+
+
+def with_static_background(spec: ProgramSpec, iris: tuple[str, ...]) -> ProgramSpec:
+    """``spec`` with the files of a query's static default graphs (``FROM <iri>``) added to
+    its background, where reasoning applies to them."""
+    if not iris:
+        return spec
+    files = tuple(static_graph_file(iri, spec.filename) for iri in iris)
+    return replace(spec, options=replace(spec.options, background=spec.options.background + files))
 
 
 class _Running:
@@ -60,6 +86,7 @@ class _Running:
         self.query = query
         self.schedule = Schedule(query.windows, query.policy)
         self.maintainers = maintainers  # "" for the union, else per window
+        self.static: Database | None = None  # the static named graphs, as quads
         self.counts: dict[str, Counter] = {name: Counter() for name in maintainers}
         self.previous: Counter = Counter()
 
@@ -77,6 +104,8 @@ class WindowedProgram(Program):
         self._base_taken = False
         self.running: list[_Running] = []
         self.output_kind = SOLUTIONS
+        self._evaluating: _Running | None = None  # the query being evaluated (for timestamp)
+        self._times: dict[tuple[int, int, int], int] | None = None  # its window triples' latest times
 
     def _reasoner(self) -> Reasoner:
         """A reasoner over the one background closure (the first maintenance takes the one
@@ -93,7 +122,14 @@ class WindowedProgram(Program):
             raise MaintenanceError("--maintenance expiration needs windows whose items leave at a known time: "
                                    "a tuple window ([TRIPLES n]) does not; use naive or dred")
         graphs = list(query.windows) if query.named else [""]
-        self.running.append(_Running(query, {g: maintenance(self.strategy, self._reasoner()) for g in graphs}))
+        running = _Running(query, {g: maintenance(self.strategy, self._reasoner()) for g in graphs})
+        if query.graphs:
+            running.static = Database()
+            relation = running.static.relation(QUAD, 4)
+            for iri, path in query.graphs.items():
+                g = self.dictionary.iri(iri)
+                relation.update((g,) + t for t in load_graph(path, self.dictionary))
+        self.running.append(running)
         self.output_kind = GRAPHS if query.query.form in ("CONSTRUCT", "DESCRIBE") else SOLUTIONS
 
     @property
@@ -112,8 +148,26 @@ class WindowedProgram(Program):
                for o in self._evaluate(running, instant)]
         return sorted(out, key=lambda o: o.time)
 
+    def timestamp(self, s: object, p: object, o: object) -> Literal | None:
+        """The time of the most recent element that holds the triple ``(s, p, o)`` in the
+        windows of the query being evaluated (C-SPARQL's ``timestamp``), None (an error)
+        when no window holds it (a derived or background triple, say)."""
+        running = self._evaluating
+        if running is None:
+            return None
+        if self._times is None:
+            self._times = {}
+            for buffer in running.schedule.buffers.values():
+                for time, triple in list(buffer.items)[:buffer.inside]:
+                    if self._times.get(triple, time) <= time:
+                        self._times[triple] = time
+        ids = tuple(self.dictionary.lookup(t) for t in (s, p, o))  # type: ignore[arg-type]
+        time = self._times.get(ids)  # type: ignore[arg-type]
+        return None if time is None else Literal(str(time), datatype=XSD_INTEGER)
+
     def _evaluate(self, running: _Running, instant: Instant) -> list[Output]:
         query = running.query
+        self._evaluating, self._times = running, None
         views = {}
         for graph, keeper in running.maintainers.items():
             entered: dict = {}
@@ -139,7 +193,8 @@ class WindowedProgram(Program):
                 g = self.dictionary.iri(graph)
                 relation.update((g,) + t for t in running.counts[graph])
                 relation.update((g,) + t for t in keeper.overlay.triples)
-            view = Layers([self._base.lower, self._base.upper, quads])
+            static = [running.static] if running.static is not None else []
+            view = Layers([self._base.lower, self._base.upper, *static, quads])
         else:
             view = views[""]
         answer = self._answer(query.query, view)
@@ -160,7 +215,7 @@ class WindowedProgram(Program):
             return Counter(tuple(None if t is None else encode(t) for t in row) for row in result)
         if query.form == "ASK":
             return Counter([(encode(Literal("true" if bool(result) else "false", datatype=XSD_BOOLEAN)),)])
-        return Counter(dict.fromkeys(tuple(encode(t) for t in triple) for triple in result))
+        return Counter(dict.fromkeys((tuple(encode(t) for t in triple) for triple in result), 1))
 
     # -- state, as text ------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 from chronolog.sparql import algebra as A
 from chronolog.errors import SourceMap
 from chronolog.sparql.evaluate import Evaluator, dataset_view
-from chronolog.sparql.expressions import supported
+from chronolog.sparql.expressions import Functions, supported
 from chronolog.sparql.parse import BNODE_PREFIX, Unsupported, parse_query
 from chronolog.sparql.results import BooleanResult, GraphResult, SelectResult, write_results
 from chronolog.store import TRIPLE, Layers
@@ -39,31 +39,34 @@ __all__ = ["prepare", "PreparedQuery", "SelectResult", "BooleanResult", "GraphRe
 
 
 def prepare(text: str, dictionary: TermDictionary, base: str | None = None,
-            filename: str | None = None) -> "PreparedQuery":
+            filename: str | None = None, functions: Functions | None = None) -> "PreparedQuery":
     """Parse and compile ``text`` for chronolog's evaluator.
 
     Syntax and static errors raise ``ChronologSyntaxError`` at FILE:LINE:COL; a valid
     query that uses what the evaluator does not run (SERVICE, a function outside the
-    SPARQL 1.1 library) raises its subclass ``Unsupported``, at that construct.
+    SPARQL 1.1 library nor in ``functions``) raises its subclass ``Unsupported``, at that
+    construct. ``functions`` are extension functions by IRI (a query language's own, over
+    terms: C-SPARQL's ``f:timestamp``).
     """
     query = parse_query(text, filename=filename, base=base)
     source = SourceMap(text, filename)
     for n in query.walk():
-        if isinstance(n, A.Expr) and not supported(n):
+        if isinstance(n, A.Expr) and not supported(n, functions):
             name = n.iri.value if isinstance(n, A.FunctionCall) else n.name
             line, column, line_text = source.position(n.pos or 0)
             raise Unsupported(f"unknown function {name} (with {len(n.args)} argument(s))", filename, line, column, line_text)
-    return PreparedQuery(dictionary, query)
+    return PreparedQuery(dictionary, query, functions)
 
 
 class PreparedQuery:
     """A compiled query; ``execute(view, time)`` runs it. Compiled state never changes per run."""
 
-    def __init__(self, dictionary: TermDictionary, query: A.Query) -> None:
+    def __init__(self, dictionary: TermDictionary, query: A.Query, functions: Functions | None = None) -> None:
         self.dictionary = dictionary
         self.query = query
         self.form = query.form
-        self._evaluator = Evaluator(dictionary, query.base)
+        self.functions = functions
+        self._evaluator = Evaluator(dictionary, query.base, functions)
         self._live: "weakref.ref | None" = None
 
     @property
@@ -80,7 +83,7 @@ class PreparedQuery:
         # one evaluator runs one execution at a time (it holds the view): while an earlier
         # result is still alive, this execution gets a fresh evaluator
         live = self._live() if self._live is not None else None
-        evaluator = self._evaluator if live is None else Evaluator(self.dictionary, q.base)
+        evaluator = self._evaluator if live is None else Evaluator(self.dictionary, q.base, self.functions)
         solutions = _keep_going(evaluator.run(q.pattern, view, time))
         if evaluator is self._evaluator:
             self._live = weakref.ref(solutions)

@@ -21,7 +21,7 @@ from pyoxigraph import Literal
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
 from chronolog.sparql.algebra import Var
-from chronolog.sparql.expressions import Context, OrderKey, compile_expr, string_parts
+from chronolog.sparql.expressions import Context, Functions, OrderKey, compile_expr, string_parts
 from chronolog.store import TRIPLE, Database, Layers
 from chronolog.terms import V_NUMERIC, XSD_INTEGER, TermDictionary
 from chronolog.values import (
@@ -45,9 +45,10 @@ def is_bgp_like(node: A.Node) -> bool:
 class Evaluator:
     """Evaluates algebra patterns over a view; compiled pieces are cached across calls."""
 
-    def __init__(self, dictionary: TermDictionary, base: str | None = None) -> None:
+    def __init__(self, dictionary: TermDictionary, base: str | None = None, functions: Functions | None = None) -> None:
         self.d = dictionary
         self.base = base
+        self.functions = functions
         self._joins: dict = {}
         self._exprs: dict = {}
         self._contexts: dict = {}
@@ -60,7 +61,7 @@ class Evaluator:
     def context(self, graph: Any) -> Context:
         ctx = self._contexts.get(graph)
         if ctx is None:
-            ctx = self._contexts[graph] = Context(self.d, self.base)
+            ctx = self._contexts[graph] = Context(self.d, self.base, self.functions)
             ctx.reset(self.time)
             ctx.exists = lambda pattern, sol, g=graph: next(iter(self.eval(pattern, g, sol)), None) is not None
         return ctx

@@ -26,7 +26,7 @@ import random
 import re
 import uuid
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 from urllib.parse import quote, urljoin
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -48,12 +48,17 @@ Fn = Callable[[dict], Term]
 XSD_DAYTIMEDURATION = NamedNode(XSD + "dayTimeDuration")
 
 
-class Context:
-    """What compiled expressions need at run time: the dictionary, EXISTS, now, base IRI."""
+Functions = Mapping[str, Callable[..., Term]]  # extension functions: IRI -> terms -> term (None: error)
 
-    def __init__(self, dictionary: TermDictionary, base: str | None = None) -> None:
+
+class Context:
+    """What compiled expressions need at run time: the dictionary, EXISTS, now, base IRI,
+    and the extension functions a query language adds (C-SPARQL's ``f:timestamp``)."""
+
+    def __init__(self, dictionary: TermDictionary, base: str | None = None, functions: Functions | None = None) -> None:
         self.dictionary = dictionary
         self.base = base
+        self.functions: Functions = functions or {}
         self.exists: Callable[[A.Pattern, dict], bool] | None = None
         self.now = Literal(time_to_datetime(0), datatype=XSD_DATETIME)
         self.bnodes: dict = {}
@@ -478,13 +483,14 @@ SPECIAL = frozenset({"BOUND", "IF", "COALESCE", "&&", "||", "IN", "NOT IN", "IRI
                      "RAND", "NOW", "UUID", "STRUUID"})
 
 
-def supported(expr: A.Expr) -> bool:
-    """Whether chronolog's evaluator implements the function ``expr`` calls (arguments aside)."""
+def supported(expr: A.Expr, functions: Functions | None = None) -> bool:
+    """Whether chronolog's evaluator implements the function ``expr`` calls (arguments
+    aside): the SPARQL 1.1 library, casts and the extension ``functions``."""
     if isinstance(expr, A.Call) and expr.name not in SPECIAL:
         entry = STRICT.get(expr.name)
         return entry is not None and entry[1] <= len(expr.args) <= entry[2]
     if isinstance(expr, A.FunctionCall):
-        return expr.iri.value in CAST_IRIS and len(expr.args) == 1
+        return (expr.iri.value in CAST_IRIS and len(expr.args) == 1) or expr.iri.value in (functions or {})
     return True
 
 
@@ -522,6 +528,14 @@ def compile_expr(expr: A.Expr, ctx: Context) -> Fn:
             found = ctx.exists(pattern, sol)
             return TRUE if found != negated else FALSE
         return exists
+    if isinstance(expr, A.FunctionCall) and expr.iri.value in ctx.functions:
+        extension = _safe(ctx.functions[expr.iri.value])
+        operands = [compile_expr(a, ctx) for a in expr.args]
+
+        def call(sol: dict) -> Term:
+            values = [a(sol) for a in operands]
+            return None if any(v is None for v in values) else extension(*values)
+        return call
     if isinstance(expr, A.FunctionCall):
         iri = expr.iri.value
         if iri not in CAST_IRIS or len(expr.args) != 1:

@@ -1,8 +1,9 @@
 """Query languages that extend SPARQL (C-SPARQL, RSP-QL) write their own clauses around
 a SPARQL query. Their parsers find those clauses, read them, and cut them out of the text
 (:func:`blank`: replaced by spaces, line breaks kept), so that what is left is a SPARQL
-query with every position unchanged: the one SPARQL parser reads it, and its errors point
-at the right line and column of the original file.
+query with every position unchanged: the one SPARQL parser reads it
+(:func:`prepare_extended`), and its errors point at the right line and column of the
+original file, and show its line as written.
 
 >>> text = "PREFIX : <http://e/>\\nSELECT * FROM STREAM :s [RANGE 1s STEP 1s] WHERE { ?x :p ?y }"
 >>> prefixes(text)
@@ -16,12 +17,16 @@ from __future__ import annotations
 
 import re
 
+from chronolog.errors import ChronologSyntaxError
+from chronolog.sparql import PreparedQuery, prepare
+from chronolog.sparql.expressions import Functions
 from chronolog.sparql.parse import mask_iris
+from chronolog.terms import TermDictionary
 
 _PREFIX = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>", re.I)
 _IRI = re.compile(r"<([^<>\"{}|^`\\\s]*)>|([A-Za-z][\w.-]*)?:((?:[\w.-]|%[0-9A-Fa-f]{2})*)")
 
-__all__ = ["blank", "mask_iris", "prefixes", "read_iri"]
+__all__ = ["blank", "mask_iris", "prefixes", "prepare_extended", "read_iri"]
 
 
 def prefixes(text: str) -> dict[str, str]:
@@ -46,3 +51,17 @@ def read_iri(text: str, pos: int, known: dict[str, str]) -> tuple[str, int] | No
     if prefix not in known:
         return None
     return known[prefix] + m.group(3), m.end()
+
+
+def prepare_extended(sparql: str, original: str, dictionary: TermDictionary, filename: str | None,
+                     functions: Functions | None = None) -> PreparedQuery:
+    """The SPARQL query left in ``sparql`` once the language's clauses were cut out of
+    ``original``, prepared (with the language's extension ``functions``); a syntax error
+    shows the line of ``original``."""
+    try:
+        return prepare(sparql, dictionary, filename=filename, functions=functions)
+    except ChronologSyntaxError as exc:
+        lines = original.splitlines()
+        if exc.lineno and exc.lineno <= len(lines):
+            exc.text = lines[exc.lineno - 1]
+        raise

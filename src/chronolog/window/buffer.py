@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Generic, Iterable, NamedTuple, TypeVar
 
-from chronolog.window.scope import TupleWindow, Window
+from chronolog.window.scope import FOREVER, TupleWindow, Window
 
 T = TypeVar("T")
 
@@ -81,8 +81,12 @@ class WindowBuffer(Generic[T]):
         return self.items[0][0] if self.items else None
 
     def reaches(self, t: int) -> bool:
-        """Whether some item held can still be in the window at instant ``t`` or later."""
-        return bool(self.items) and self.window.last_instant(self.items[-1][0]) >= t  # the newest stays longest
+        """Whether some item held will leave the window at a known instant, ``t`` or later
+        (items that never leave by time, in landmark and tuple windows, do not count)."""
+        if not self.items:
+            return False
+        last = self.window.last_instant(self.items[-1][0])  # the newest stays longest
+        return last != FOREVER and last >= t
 
     def state(self) -> tuple[list[tuple[int, T]], int]:
         return list(self.items), self.inside

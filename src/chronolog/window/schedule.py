@@ -5,7 +5,8 @@ adds a time point's items to the windows over its streams and yields, in time or
 evaluation instant up to ``time`` the report policy names, with what each window's slide
 to that instant changed; ``flush()`` ends the stream: the instants still to come while
 some window still holds an item that will leave it (a window that never drops items does
-not make the stream longer), or the rest of a fixed list of instants.
+not make the stream longer), and the first instant at which every window is empty again
+(what DSTREAM reports leaving), or the rest of a fixed list of instants.
 
 Empty stretches are jumped over: an instant at which every window is empty is skipped
 when the policy skips empty content, or when the windows were already empty at the
@@ -71,7 +72,8 @@ class Schedule:
             c = self.policy.next(self.windows, self.last)
             if c is None or c > upto:
                 return
-            if final and not self.policy.bounded() and not any(b.reaches(c) for b in self.buffers.values()):
+            if (final and not self.policy.bounded() and self.was_empty
+                    and not any(b.reaches(c) for b in self.buffers.values())):
                 return
             self.last = c
             instant = self._at(c)

@@ -2,7 +2,10 @@
 over windows with C-SPARQL's own timing (:mod:`chronolog.window.scope`, ``Bounds.CSPARQL``):
 windows aligned to 0, the k-th holding ``k*STEP <= time < k*STEP + RANGE`` and reported at
 its close, empty windows not reported, the remaining windows closed at the end of the
-stream. :mod:`.syntax` parses; the program is :class:`chronolog.program.windowed.WindowedProgram`."""
+stream. C-SPARQL's ``f:timestamp(?s, ?p, ?o)`` (``PREFIX f:
+<http://larkc.eu/csparql/sparql/jena/ext#>``, as its engine names it) is the time of the most
+recent element in the windows holding the triple. :mod:`.syntax` parses; the program is
+:class:`chronolog.program.windowed.WindowedProgram`."""
 from __future__ import annotations
 
 from chronolog.lang.registry import Language

@@ -2,27 +2,25 @@
 reported at window close when not empty, RSTREAM."""
 from __future__ import annotations
 
-from urllib.parse import unquote, urlparse
-
-from chronolog.errors import ChronologError, ChronologSyntaxError
+from chronolog.errors import ChronologSyntaxError
 from chronolog.lang.csparql.syntax import parse
 from chronolog.program.contract import ProgramSpec
-from chronolog.program.windowed import ContinuousQuery, WindowedProgram
-from chronolog.sparql import prepare
+from chronolog.program.windowed import ContinuousQuery, WindowedProgram, with_static_background
+from chronolog.sparql.extension import prepare_extended
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
 from chronolog.window.r2s import RSTREAM
 from chronolog.window.report import NonEmptyContent, WindowClose
 
+TIMESTAMP = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"  # f:timestamp, as C-SPARQL's engine names it
+
 
 def compile_csparql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> WindowedProgram:
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
-    static = tuple(_static_path(iri) for iri in tree.static)
-    if static:
-        options = spec.options.__class__(**{**spec.options.__dict__, "background": spec.options.background + static})
-        spec = ProgramSpec(spec.language, spec.text, spec.filename, options)
+    spec = with_static_background(spec, tree.static)
     program = WindowedProgram(spec, dictionary)
-    query = prepare(tree.sparql, program.dictionary, filename=spec.filename)
+    query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename,
+                             functions={TIMESTAMP: program.timestamp})
     if tree.is_stream and query.form != "CONSTRUCT":
         raise ChronologSyntaxError(f"REGISTER STREAM {tree.name} needs a CONSTRUCT query (got {query.form})",
                                    spec.filename, 1, 1, spec.text.splitlines()[0] if spec.text else "")
@@ -30,11 +28,3 @@ def compile_csparql(spec: ProgramSpec, dictionary: TermDictionary | None = None)
     program.register(ContinuousQuery(tree.name, windows, NonEmptyContent(WindowClose()), RSTREAM, query, named=False))
     return program
 
-
-def _static_path(iri: str) -> str:
-    """The file of a ``FROM <iri>`` graph: a file: IRI or a path."""
-    parsed = urlparse(iri)
-    if parsed.scheme in ("", "file"):
-        return unquote(parsed.path)
-    raise ChronologError(f"FROM <{iri}>: chronolog reads static graphs from files (file: IRIs); "
-                         "give other background data with --background")
