@@ -1,6 +1,11 @@
 """Shared test set-up: the ``shared`` fixture (the shared data folder or a skip naming it)
 and the ``spark`` fixture (one SparkSession for every Spark test: starting Spark costs
-seconds, so it happens once)."""
+seconds, so it happens once).
+
+Hypothesis needs no profile here: with ``CI`` set it loads its built-in ``ci`` profile
+(derandomize=True, database=None) on import, before any test module builds its
+``@settings``, which inherit it; so CI runs the same examples every time and local runs
+keep exploring."""
 from __future__ import annotations
 
 import sys

@@ -9,6 +9,7 @@ points without a line), empty time points, several atoms per time point and repe
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -120,6 +121,25 @@ def run_engine(engine, stream: list[tuple[int, list[str]]]) -> list[tuple[int, l
     for time, atoms in stream:
         out += [(o.time, list(o.atoms)) for o in engine.push(time, {"": [tuple(atoms)]})]
     return out
+
+
+# disagreements the random test found (shrunk to what matters)
+FOUND = [
+    # a head @(3, .) found at 2, outside the timeline then, holds at 3: its body still
+    # holds through the tuple window, with no new data at 3
+    ("@(3, p(X)) :- tuple_win(1, diamond(b(x,X)))", [(0, []), (1, []), (2, ["b(x,y)"]), (3, [])]),
+]
+
+
+@pytest.mark.parametrize("program, stream", FOUND)
+def test_found_disagreements(program: str, stream: list[tuple[int, list[str]]]) -> None:
+    expected = ReferenceLars(program).output_stream(stream)
+    assert run_engine(lars(program), stream) == expected
+    for cut in range(len(stream)):  # what waits for a later time point is in the snapshot
+        first, second = lars(program), lars(program)
+        before = run_engine(first, stream[:cut])
+        second.restore(first.snapshot())
+        assert before + run_engine(second, stream[cut:]) == expected
 
 
 @SETTINGS

@@ -8,7 +8,10 @@ with a consideration time and a horizon (time and count):
   no window can reach it); its arrival number ``seq`` places it in tuple windows;
 - a derived atom: ``at`` None (the head ``a``: it holds at every evaluation time in its
   annotation) or ``at`` T (the head ``@(T, a)``), considered when derived, with the
-  horizon of the body instance that derived it (the smallest of its literals').
+  horizon of the body instance that derived it (the smallest of its literals'). A head
+  ``@(T, a)`` with T after t is outside the timeline at t: the body instance waits until T
+  and derives the head then if its horizons still cover T (the body holds at T through
+  its windows, with no new data needed).
 
 Algorithm 2: a positive literal grounded on a fact holds at the current time t for as
 long as the fact and the window allow: ``diamond`` and ``@`` over a time window of size m
@@ -57,8 +60,9 @@ def _value(term: Term, binding: Binding) -> Value:
 class _Rule:
     """A checked rule made ready for joining."""
 
-    def __init__(self, rule: CheckedRule) -> None:
+    def __init__(self, rule: CheckedRule, position: int) -> None:
         self.rule = rule
+        self.position = position  # in the program, to name the rule in snapshots
         self.positives = [b for b in rule.body if isinstance(b, ExtLiteral) and b.positive]
         self.tests = [b for b in binding_order(rule.body) if not (isinstance(b, ExtLiteral) and b.positive)]
         # evaluated in full at every time point: decided anew each time (box, negation)
@@ -79,7 +83,7 @@ class LarsEngine(Program):
         self.checked = program
         self.dictionary = dictionary or TermDictionary()
         self.warnings = []
-        self.rules = [_Rule(r) for r in program.rules]
+        self.rules = [_Rule(r, i) for i, r in enumerate(program.rules)]
         self.intensional = program.intensional
         windows = [lit.window for r in program.rules for lit in r.literals]
         unbounded = any(lit.window is None and lit.modality != PLAIN for r in program.rules for lit in r.literals)
@@ -96,6 +100,9 @@ class LarsEngine(Program):
         self.counts: dict[int, int] = {}  # time point -> the count up to and including it
         self.data: deque[tuple[int, list[Fact]]] = deque()  # data facts by time point, for eviction
         self.now = 0  # the time point being evaluated
+        # future time point -> matches of rules with a head @(T, a) there, T > now when found:
+        # the head is derived at T if the body's horizons still cover T
+        self.pending: dict[int, list[tuple[_Rule, Match]]] = {}
         self._texts: dict[tuple, str] = {}  # atom -> text, for the atoms of the last output
 
     # -- the program contract -------------------------------------------------------
@@ -121,12 +128,14 @@ class LarsEngine(Program):
         facts = list(self.store)
         number = {f.serial: i for i, f in enumerate(facts)}
         data = [(time, [number[f.serial] for f in at_time]) for time, at_time in self.data]
+        pending = {time: [(rule.position, match) for rule, match in due] for time, due in self.pending.items()}
         return pickle.dumps((self.first, self.last, self.count, list(self.arrivals), self.counts,
-                             [f.state() for f in facts], data), protocol=5)
+                             [f.state() for f in facts], data, pending), protocol=5)
 
     def restore(self, data: bytes) -> None:
-        first, last, count, arrivals, counts, facts, by_time = pickle.loads(data)
+        first, last, count, arrivals, counts, facts, by_time, pending = pickle.loads(data)
         self._reset()
+        self.pending = {time: [(self.rules[i], match) for i, match in due] for time, due in pending.items()}
         self.first, self.last, self.count, self.counts = first, last, count, dict(counts)
         self.arrivals.extend(arrivals)
         made = [Fact.from_state(state) for state in facts]
@@ -161,8 +170,11 @@ class LarsEngine(Program):
         self.store.expire(t, self.count)
         self._evict(t)
         self.now = t
+        due = [(rule, match) for rule, match in self.pending.pop(t, ()) if match[1] >= t and match[2] >= self.count]
         for stratum in range(self.checked.strata):
             rules = [r for r in self.rules if r.rule.stratum == stratum]
+            new.extend(f for rule, match in due
+                       if rule.rule.stratum == stratum and (f := self._derive(rule, match)) is not None)
             delta = new
             first_round = True
             while True:
@@ -209,7 +221,11 @@ class LarsEngine(Program):
         at = None
         if rule.rule.head_time is not None:
             at = _value(rule.rule.head_time, binding)
-            if not isinstance(at, int) or not self.first <= at <= self.now:  # type: ignore[operator]
+            if not isinstance(at, int) or not self.first <= at:  # type: ignore[operator]
+                return None
+            if at > self.now:  # outside the timeline now; derived at ``at`` if the body holds then
+                if horizon >= at:
+                    self.pending.setdefault(at, []).append((rule, match))
                 return None
         for fact in self.store.matching(rule.head_pred, tuple(range(len(args))), args):
             if fact.at == at and fact.horizon >= horizon and fact.count_horizon >= count_horizon:
