@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chronolog.errors import ChronologError
@@ -58,6 +58,7 @@ def test_any_trig_gives_elements_or_a_positioned_error(text: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(fuzz_texts(JSONL_TOKENS, JSONL) | JSON_LINES)
+@example(json.dumps({"time": 7, "graph": '<urn:a> <urn:p> "\ud800" .'}))  # was an AttributeError in pyoxigraph
 def test_any_json_lines_give_elements_or_a_positioned_error(text: str) -> None:
     _read(text, "jsonl", skip=False)
     _read(text, "jsonl", skip=True)

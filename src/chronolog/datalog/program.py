@@ -93,12 +93,18 @@ class _Lowering:
         return Place(self.tree.filename, line, column, text)
 
     def constant(self, node: TermNode) -> int:
+        try:
+            return self.dictionary.encode(self._term(node))
+        except ValueError as error:  # pyoxigraph refuses an IRI, language tag or label
+            raise self.error(f"invalid {node.kind} {node.value!r}: {error}", node.pos) from None
+
+    def _term(self, node: TermNode) -> NamedNode | BlankNode | Literal:
         if node.kind == "iri":
-            return self.dictionary.encode(NamedNode(node.value))
+            return NamedNode(node.value)
         if node.kind == "bnode":
-            return self.dictionary.encode(BlankNode(f"{id(self.tree):x}_{node.value}"))
+            return BlankNode(f"{id(self.tree):x}_{node.value}")
         if node.kind == "boolean":
-            return self.dictionary.encode(Literal(node.value, datatype=NamedNode(XSD + "boolean")))
+            return Literal(node.value, datatype=NamedNode(XSD + "boolean"))
         if node.kind == "number":
             text = node.value
             if "e" in text.lower():
@@ -107,13 +113,13 @@ class _Lowering:
                 dtype = "decimal"
             else:
                 dtype = "integer"
-            return self.dictionary.encode(Literal(text.lstrip("+"), datatype=NamedNode(XSD + dtype)))
+            return Literal(text.lstrip("+"), datatype=NamedNode(XSD + dtype))
         if node.kind == "literal":
             if node.lang:
-                return self.dictionary.encode(Literal(node.value, language=node.lang))
+                return Literal(node.value, language=node.lang)
             if node.datatype is not None:
-                return self.dictionary.encode(Literal(node.value, datatype=NamedNode(node.datatype.value)))
-            return self.dictionary.encode(Literal(node.value))
+                return Literal(node.value, datatype=NamedNode(node.datatype.value))
+            return Literal(node.value)
         raise self.error(f"'{node.value}' is not a term here (a variable, IRI or literal was expected)", node.pos)
 
     def arg(self, node: TermNode) -> Arg:

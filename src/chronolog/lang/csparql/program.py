@@ -2,6 +2,7 @@
 reported at window close when not empty, RSTREAM."""
 from __future__ import annotations
 
+import os
 from urllib.parse import unquote, urlparse
 
 from chronolog.errors import ChronologError, ChronologSyntaxError
@@ -32,9 +33,12 @@ def compile_csparql(spec: ProgramSpec, dictionary: TermDictionary | None = None)
 
 
 def _static_path(iri: str) -> str:
-    """The file of a ``FROM <iri>`` graph: a file: IRI or a path."""
+    """The file of a ``FROM <iri>`` graph: a file: IRI or a path, which must exist."""
     parsed = urlparse(iri)
     if parsed.scheme in ("", "file"):
-        return unquote(parsed.path)
+        path = unquote(parsed.path)
+        if not os.path.isfile(path):
+            raise ChronologError(f"FROM <{iri}>: no such file {path!r}")
+        return path
     raise ChronologError(f"FROM <{iri}>: chronolog reads static graphs from files (file: IRIs); "
                          "give other background data with --background")
