@@ -3,7 +3,7 @@ any text also compiles (through the language registry) and runs over a few atoms
 outputs or a ChronologError, never another exception."""
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from chronolog.errors import ChronologError
 from chronolog.lang.registry import compile_program
@@ -22,6 +22,7 @@ ATOMS = [("temp(105)", "p(a,b)", "a(1,2)", "q"), ("temp(0)", "p(b,c)", "a(2,3)",
 
 @settings(max_examples=300, deadline=None)
 @given(fuzz_texts(TOKENS, VALID))
+@example("q :- tuple_win(99999999999999999999, diamond(b))")  # was an OverflowError (a deque's maxlen)
 def test_any_text_compiles_and_runs_or_gives_a_chronolog_error(text: str) -> None:
     try:
         program = compile_program(ProgramSpec("lars", text, "f.lars"))

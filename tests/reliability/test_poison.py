@@ -14,6 +14,8 @@ import pytest
 
 from chronolog.atomstreams import read_atom_stream
 from chronolog.errors import ChronologSyntaxError
+from chronolog.lang.registry import compile_program
+from chronolog.program import ProgramSpec
 from chronolog.spark.source import _jsonl_record, _trig_records
 from chronolog.streams import StreamError, read_stream, scan_stream
 from chronolog.terms import TermDictionary
@@ -79,3 +81,33 @@ def test_an_atom_stream_time_outside_the_range_is_positioned() -> None:
     with pytest.raises(ChronologSyntaxError, match=re.escape(RANGE)) as caught:
         list(read_atom_stream(data))
     assert (caught.value.lineno, caught.value.offset) == (1, 2)
+
+
+DOTR = """PREFIX : <http://e/>
+EVENT A AS SELECT ?s WHERE { ?s :p 1 }
+EVENT B AS SELECT ?s WHERE { ?s :p 2 }
+RULE :r DEFINE { ?s a :X } FROM B AND LAST A WITHIN %s FROM B WITH ?s = B.s
+"""
+
+
+@pytest.mark.parametrize("language, text, line, col", [
+    ("dotr", DOTR % "99999999999 d", 4, 46),
+    ("dotr", DOTR % "9007199254740992", 4, 46),
+    ("csparql", "REGISTER QUERY q AS SELECT * FROM STREAM <s> [RANGE 9007199254740992 STEP 1] WHERE { ?s ?p ?o }", 1, 53),
+    ("csparql", "REGISTER QUERY q AS SELECT * FROM STREAM <s> [RANGE 1s STEP 99999999999d] WHERE { ?s ?p ?o }", 1, 61),
+    ("lars", "q :- time_win(9007199254740992, 0, 1, diamond(b))", 1, 6),
+    ("lars", "q :- time_win(3, 0, 3002399751580331, diamond(b))", 1, 6),
+    ("lars", "q :- tuple_win(99999999999999999999, diamond(b))", 1, 6),
+])
+def test_a_window_larger_than_the_time_range_is_a_positioned_error(
+        language: str, text: str, line: int, col: int) -> None:
+    with pytest.raises(ChronologSyntaxError) as caught:
+        compile_program(ProgramSpec(language, text, f"p.{language}"))
+    error = caught.value
+    assert (error.filename, error.lineno, error.offset) == (f"p.{language}", line, col)
+    assert "2^53 = 9007199254740992" in error.message
+
+
+def test_the_largest_window_in_the_range_compiles() -> None:
+    compile_program(ProgramSpec("dotr", DOTR % "9007199254740991", "p.dotr"))
+    compile_program(ProgramSpec("lars", "q :- time_win(9007199254740991, 0, 1, diamond(b))", "p.lars"))
