@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple, Sequence
 
+from chronolog.datalog.program import Program as Rules
 from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
 from chronolog.program.outputs import Output, graph_text
@@ -68,6 +69,12 @@ class ProgramWarning:
 
     def __str__(self) -> str:
         return f"{self.filename or '<program>'}:{self.line}:{self.column}: warning: {self.message}"
+
+
+def rule_warnings(rules: Rules) -> list[ProgramWarning]:
+    """The warnings about a program's Datalog rules (rules that may derive without end),
+    each at its place in its rule file."""
+    return [ProgramWarning(place.filename, place.line, place.column, message) for place, message in rules.warnings()]
 
 
 class Record(NamedTuple):

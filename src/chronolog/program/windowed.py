@@ -27,7 +27,7 @@ from chronolog.datalog.loading import reasoner_for
 from chronolog.datalog.maintenance import Maintenance, MaintenanceError, maintenance
 from chronolog.datalog.reasoner import Reasoner
 from chronolog.formats import parse_terms
-from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
+from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning, rule_warnings
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql.evaluate import QUAD
@@ -70,10 +70,10 @@ class WindowedProgram(Program):
     def __init__(self, spec: ProgramSpec, dictionary: TermDictionary | None = None) -> None:
         self.spec = spec
         self.dictionary = dictionary or TermDictionary()
-        self.warnings: list[ProgramWarning] = []
         options = spec.options
         self.strategy = options.maintenance or "naive"
         self._base = reasoner_for(list(options.background), list(options.rules), self.dictionary)
+        self.warnings: list[ProgramWarning] = rule_warnings(self._base.program)
         self._base_taken = False
         self.running: list[_Running] = []
         self.output_kind = SOLUTIONS

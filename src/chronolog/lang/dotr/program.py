@@ -53,7 +53,9 @@ from chronolog.lang.dotr.lowering import LoweredRule, Lowering, value_decoder
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
-from chronolog.program import GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning
+from chronolog.program import (
+    GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
+)
 from chronolog.program.outputs import graph_text
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
@@ -130,7 +132,7 @@ class DotrProgram(Program):
         compiled = self._compile(parse_dotr(spec.text, spec.filename))
         self.tree = compiled.tree
         self.attributes = compiled.attributes
-        self.warnings = compiled.warnings
+        self.warnings = rule_warnings(self.reasoner.program) + compiled.warnings
         self.rules = {r.rule.emits: r for r in compiled.rules}
         self._feeds = {r.iri: r.feedback for r in compiled.rules if r.feedback is not None}
         self.late = late or LatePolicy.reject()
