@@ -89,7 +89,8 @@ def stream_sources(given: Sequence[str]) -> dict[str, str]:
 def _options(args: argparse.Namespace) -> object:
     from chronolog.program import Options
 
-    return Options(tuple(args.background), tuple(args.rules), args.time_unit, args.policy, args.maintenance)
+    return Options(tuple(args.background), tuple(args.rules), args.time_unit, args.policy, args.maintenance,
+                   args.max_derived)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -221,6 +222,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _add_program_arguments(parser: argparse.ArgumentParser) -> None:
     """What compiles a program: its language and the options that shape it."""
+    from chronolog.program import Options
+
     from chronolog.timeunits import TIME_UNITS
 
     from chronolog.lang.registry import PLANNED, languages
@@ -241,6 +244,9 @@ def _add_program_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the consumption policy of EP-SPARQL and RSEP-QL programs")
     parser.add_argument("--maintenance", choices=["naive", "dred", "expiration"],
                         help="how reasoning over windows is kept up to date")
+    parser.add_argument("--max-derived", type=int, default=Options().max_derived, metavar="N",
+                        help="stop with an error naming the rule when rules that compute new terms derive more "
+                             "than N facts in one saturation (default %(default)s; check warns of such rules)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ from typing import IO, Union
 import pyoxigraph
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple
 
-from .errors import ChronologSyntaxError
+from .errors import ChronologSyntaxError, SourceMap
 from .terms import Term, TermDictionary
 
 EncodedTriple = tuple[int, int, int]
@@ -148,7 +148,7 @@ def parse_quads(
     """
     fmt = rdf_format(format, source)
     if text is not None:
-        parser = pyoxigraph.parse(text, fmt, base_iri=base_iri)
+        parser = pyoxigraph.parse(_utf8(text, filename), fmt, base_iri=base_iri)
         name = filename
     elif isinstance(source, (str, os.PathLike)):
         try:
@@ -163,6 +163,17 @@ def parse_quads(
         raise TypeError("parse_quads needs a source or text")
     path = source if text is None and isinstance(source, (str, os.PathLike)) else None
     return _reraising(parser, name, text, path)
+
+
+def _utf8(text: str, filename: str | None) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (``\\ud800`` from a JSON string) is no Unicode
+    character, so it is a syntax error at its place."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        raise SourceMap(text, filename).error(f"lone surrogate \\u{code:04x} (not a Unicode character)",
+                                              error.start) from None
 
 
 def _reraising(

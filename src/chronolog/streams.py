@@ -57,7 +57,7 @@ from .formats import (
     source_name,
 )
 from .terms import XSD, TermDictionary
-from .timeunits import TimeFormatError, datetime_to_time, time_to_datetime
+from .timeunits import TimeFormatError, check_time, datetime_to_time, time_to_datetime
 
 PROV = "http://www.w3.org/ns/prov#"
 GENERATED_AT_TIME = NamedNode(PROV + "generatedAtTime")
@@ -356,7 +356,7 @@ class _TrigElements:
             datatype = value.datatype.value
             try:
                 if datatype == XSD + "integer":
-                    return int(value.value)
+                    return check_time(int(value.value))
                 if datatype in _DATETIME_TYPES:
                     return datetime_to_time(value.value, ms_per_unit=self._ms_per_unit)
             except ValueError as error:  # TimeFormatError is one
@@ -465,13 +465,13 @@ def jsonl_element(line: str, dictionary: TermDictionary, base_iri: str | None, m
 
 def jsonl_time(value: object, ms_per_unit: int, col: int) -> int:
     """An element's "time" value in time units (raises LineError at ``col``)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return check_time(value)
+        if isinstance(value, str):
             return datetime_to_time(value, ms_per_unit=ms_per_unit)
-        except TimeFormatError as error:
-            raise LineError(f'invalid "time": {error}', col) from None
+    except TimeFormatError as error:
+        raise LineError(f'invalid "time": {error}', col) from None
     raise LineError(f'"time" must be an integer or an xsd:dateTime string, not {json.dumps(value)}', col)
 
 

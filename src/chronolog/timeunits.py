@@ -6,6 +6,12 @@ durations are written ``500 ms``, ``5 s``, ``5 min``, ``1 h``, ``2 d`` (C-SPARQL
 ``500ms``, ``1m``, ``1h``, ``1d`` too), ISO 8601
 (``PT5M``, ``PT0.5S``, ``P1D``) or as a bare integer (already in time units).
 Everything is integer arithmetic, so conversions are exact or fail loudly.
+
+**The time range.** Times and durations are integers of absolute value below
+``TIME_LIMIT`` = 2^53 time units, on both runners: the Spark runner turns a time into a
+timestamp (``F.timestamp_millis``: microseconds in a signed 64-bit integer, so at most
+about 2^63 / 1000 = 2^53.03 units), and 2^53 also keeps a time exact as a JSON or Spark
+double, and the sum of a time and a duration inside 64 bits. Negative times are valid.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ _ISO = re.compile(
 _ISO_MS = {"w": 7 * 86_400_000, "d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1_000}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 TIME_UNITS = ("us", "ms", "s", "min", "h")  # what --time-unit offers
+TIME_LIMIT = 1 << 53  # |time| and durations stay below it (module docstring)
 
 
 def unit_ms(name: str) -> int | Decimal:
@@ -50,6 +57,22 @@ class TimeFormatError(ChronologError, ValueError):
     the source position of the offending text."""
 
 
+def check_time(value: int, what: str = "time") -> int:
+    """``value`` when it is inside the time range, else a TimeFormatError saying so.
+
+    >>> check_time(-5)
+    -5
+    >>> check_time(1 << 60, "time")
+    Traceback (most recent call last):
+    chronolog.timeunits.TimeFormatError: time 1152921504606846976 is outside the time range: \
+times and durations must be below 2^53 = 9007199254740992 time units in absolute value
+    """
+    if -TIME_LIMIT < value < TIME_LIMIT:
+        return value
+    raise TimeFormatError(f"{what} {value} is outside the time range: times and durations must be below "
+                          f"2^53 = {TIME_LIMIT} time units in absolute value")
+
+
 def parse_duration(text: str, *, ms_per_unit: int | Decimal = 1) -> int:
     """A duration in time units.
 
@@ -60,7 +83,7 @@ def parse_duration(text: str, *, ms_per_unit: int | Decimal = 1) -> int:
     """
     body = text.strip()
     if re.fullmatch(r"\d+", body):
-        return int(body)
+        return check_time(int(body), f"duration {text!r} =")
     if body[:1] in ("P", "p"):
         ms = _iso_duration_ms(body.upper(), text)
     else:
@@ -98,7 +121,7 @@ def _to_units(ms: Decimal | int, ms_per_unit: int | Decimal, what: str) -> int:
     units, rest = divmod(Decimal(ms), ms_per_unit)
     if rest:
         raise TimeFormatError(f"{what} is not a whole number of time units ({ms_per_unit} ms each)")
-    return int(units)
+    return check_time(int(units), f"{what} =")
 
 
 def datetime_to_time(lexical: str, *, ms_per_unit: int | Decimal = 1) -> int:

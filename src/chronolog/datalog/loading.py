@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from chronolog.datalog.program import Program, load_program
-from chronolog.datalog.reasoner import Reasoner
+from chronolog.datalog.reasoner import MAX_DERIVED, Reasoner
 from chronolog.errors import ChronologError
 from chronolog.formats import iter_encoded_triples
 from chronolog.progress import Progress
@@ -35,7 +35,7 @@ def load_rules(specs: Iterable[str], dictionary: TermDictionary) -> Program:
 
 
 def reasoner_for(paths: Sequence[str], rules: Iterable[str], dictionary: TermDictionary,
-                 progress: Progress | None = None) -> Reasoner:
+                 progress: Progress | None = None, max_derived: int = MAX_DERIVED) -> Reasoner:
     """A reasoner with the background files loaded and closed.
 
     A path may be a closure folder written by ``materialize --runner spark --parquet``:
@@ -43,7 +43,7 @@ def reasoner_for(paths: Sequence[str], rules: Iterable[str], dictionary: TermDic
     again; with other files, its facts are loaded like theirs and everything is closed.
     """
     progress = progress or Progress(enabled=False)
-    reasoner = Reasoner(load_rules(rules, dictionary), dictionary)
+    reasoner = Reasoner(load_rules(rules, dictionary), dictionary, max_derived)
     start = time.monotonic()
     closures = [path for path in paths if Path(path, "manifest.json").is_file()]
     if closures:

@@ -4,6 +4,12 @@ Stratification is per rule: rule r depends on rule q when q's head unifies with 
 body atoms (constants must agree position by position); the strongly connected components
 of that graph, in dependency order, are the strata, and a negated dependency inside a
 component is negation through recursion, rejected with the place of the negated atom.
+
+Termination: rules only recombine the terms they are given, except where arithmetic
+computes a new one (``?y = ?x + 1``). A rule that puts a computed term in its head and
+depends on itself can feed each new term back to its own body and derive without end:
+:attr:`Program.unbounded` lists them (``chronolog check`` warns), and the reasoner stops
+them at run time (``max_derived``).
 """
 from __future__ import annotations
 
@@ -46,10 +52,17 @@ class Rule:
     place: Place
     negation_places: dict[int, Place] = field(default_factory=dict)  # body index -> place
     stratum: int = -1
+    computed: tuple[tuple[str, Place], ...] = ()  # head variables computed by arithmetic, with their places
+    recursive: bool = False  # depends on itself (set by stratify)
 
     @property
     def is_constraint(self) -> bool:
         return self.head.relation.startswith(CONSTRAINT_PREFIX)
+
+    @property
+    def name(self) -> str:
+        """How messages call it: by its label when it has one."""
+        return f"rule [{self.label}]" if self.label else "this rule"
 
     @property
     def positives(self) -> list[int]:
@@ -74,6 +87,20 @@ class Program:
     strata: list[list[Rule]] = field(default_factory=list)
     nonmonotone: set[int] = field(default_factory=set)  # strata with negation or below one
 
+    @property
+    def unbounded(self) -> list[Rule]:
+        """The rules that can create unboundedly many new terms: a head term computed by
+        arithmetic, and a dependency on themselves that feeds it back to their body."""
+        return [r for r in self.rules if r.computed and r.recursive]
+
+    def warnings(self) -> list[tuple[Place, str]]:
+        """What ``chronolog check`` reports about the rules: where each unbounded rule
+        computes its new term, and why it may not end."""
+        return [(place, f"{rule.name} may derive without end: its head's ?{name} is computed by arithmetic and the "
+                        f"rule depends on itself, so each new value can make another (a run stops after max_derived "
+                        f"facts of such rules per time point)")
+                for rule in self.unbounded for name, place in rule.computed[:1]]
+
 
 class _Lowering:
     def __init__(self, tree: ProgramNode, dictionary: TermDictionary, expressions: Expressions,
@@ -93,12 +120,18 @@ class _Lowering:
         return Place(self.tree.filename, line, column, text)
 
     def constant(self, node: TermNode) -> int:
+        try:
+            return self.dictionary.encode(self._term(node))
+        except ValueError as error:  # pyoxigraph refuses an IRI, language tag or label
+            raise self.error(f"invalid {node.kind} {node.value!r}: {error}", node.pos) from None
+
+    def _term(self, node: TermNode) -> NamedNode | BlankNode | Literal:
         if node.kind == "iri":
-            return self.dictionary.encode(NamedNode(node.value))
+            return NamedNode(node.value)
         if node.kind == "bnode":
-            return self.dictionary.encode(BlankNode(f"{id(self.tree):x}_{node.value}"))
+            return BlankNode(f"{id(self.tree):x}_{node.value}")
         if node.kind == "boolean":
-            return self.dictionary.encode(Literal(node.value, datatype=NamedNode(XSD + "boolean")))
+            return Literal(node.value, datatype=NamedNode(XSD + "boolean"))
         if node.kind == "number":
             text = node.value
             if "e" in text.lower():
@@ -107,13 +140,13 @@ class _Lowering:
                 dtype = "decimal"
             else:
                 dtype = "integer"
-            return self.dictionary.encode(Literal(text.lstrip("+"), datatype=NamedNode(XSD + dtype)))
+            return Literal(text.lstrip("+"), datatype=NamedNode(XSD + dtype))
         if node.kind == "literal":
             if node.lang:
-                return self.dictionary.encode(Literal(node.value, language=node.lang))
+                return Literal(node.value, language=node.lang)
             if node.datatype is not None:
-                return self.dictionary.encode(Literal(node.value, datatype=NamedNode(node.datatype.value)))
-            return self.dictionary.encode(Literal(node.value))
+                return Literal(node.value, datatype=NamedNode(node.datatype.value))
+            return Literal(node.value)
         raise self.error(f"'{node.value}' is not a term here (a variable, IRI or literal was expected)", node.pos)
 
     def arg(self, node: TermNode) -> Arg:
@@ -166,6 +199,7 @@ class _Lowering:
         negation_places: dict[int, Place] = {}
         bound = set(positive_vars)
         pending_assign: list[tuple[BinaryNode, Var]] = []
+        computed: dict[Var, int] = {}  # variables arithmetic computes -> where
         for lit in node.body:
             if isinstance(lit, AtomNode):
                 if lit.negated:
@@ -176,6 +210,8 @@ class _Lowering:
             if (lit.op == "=" and isinstance(target, TermNode) and target.kind == "var"
                     and Var(target.value) not in positive_vars):
                 pending_assign.append((lit, Var(target.value)))
+                if isinstance(lit.right, BinaryNode):
+                    computed.setdefault(Var(target.value), target.pos)
                 continue
             vars_: list[Var] = []
             left = self.expression(lit.left, vars_)
@@ -224,7 +260,9 @@ class _Lowering:
                 for a in lit.args:
                     if a.kind == "bnode":
                         raise self.error("blank nodes are not allowed in rule bodies; use a variable", a.pos)
-        return Rule(index, head, tuple(body), node.label, self.place(node.pos), negation_places)
+        made = tuple((a.value, self.place(computed[Var(a.value)])) for a in node.head.args
+                     if a.kind == "var" and Var(a.value) in computed) if node.head is not None else ()
+        return Rule(index, head, tuple(body), node.label, self.place(node.pos), negation_places, computed=made)
 
     def _first_unbound(self, node: ExprNode, bound: set[Var]) -> TermNode | None:
         if isinstance(node, TermNode):
@@ -292,6 +330,7 @@ def stratify(rules: list[Rule]) -> list[list[Rule]]:
     for n, stratum in enumerate(strata):
         for r in stratum:
             r.stratum = n
+            r.recursive = len(stratum) > 1 or any(t == r.index for t, _, _ in succ[r.index])
     return strata
 
 

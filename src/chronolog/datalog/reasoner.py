@@ -8,6 +8,11 @@ fact is routed to the rule atoms it can match and the compiled plan starting at 
 runs with the new facts as its source. When a time point's facts can change what a negated
 atom sees, ``upper`` is set aside and the non-monotone strata are recomputed over
 ``lower`` + overlay, so negation stays exact.
+
+A rule that computes new terms and depends on itself (:attr:`Program.unbounded`) may
+derive without end; the facts such rules derive in one saturation (a time point, or the
+background closure) are counted, and past ``max_derived`` the run stops with an error
+naming the rule that derived the most, rather than filling memory.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from collections import defaultdict
 from typing import Callable, Iterable
 
 from chronolog.datalog.program import CONSTRAINT_PREFIX, Program, Rule
+from chronolog.errors import ChronologError
 from chronolog.joins import CompiledJoin, Pattern, order
 from chronolog.store import Mask
 from chronolog.store import TRIPLE, Database, Fact, Layers
@@ -23,6 +29,11 @@ from chronolog.terms import RDF, TermDictionary, Var
 
 RouteKey = tuple[str, object]
 Batch = dict[str, list[Fact]]
+MAX_DERIVED = 1_000_000  # facts rules that compute new terms may derive in one saturation
+
+
+class DerivationLimitError(ChronologError):
+    """Rules that compute new terms derived more than ``max_derived`` facts at once."""
 
 
 class Reasoner:
@@ -43,9 +54,11 @@ class Reasoner:
     False
     """
 
-    def __init__(self, program: Program, dictionary: TermDictionary) -> None:
+    def __init__(self, program: Program, dictionary: TermDictionary, max_derived: int = MAX_DERIVED) -> None:
         self.program = program
         self.dictionary = dictionary
+        self.max_derived = max_derived
+        self._unbounded = frozenset(r.index for r in program.unbounded)
         self.rdf_type = dictionary.iri(RDF + "type")
         self.lower = self._database()
         self.upper = self._database()
@@ -279,6 +292,7 @@ class Reasoner:
         """
         below = Layers([db for db in view.layers if db is not target])  # target.add checks the rest
         pending: dict[int, list[tuple[Rule, int, list[Fact]]]] = {}
+        made: dict[int, int] = defaultdict(int)  # rule index -> facts it derived, for rules of self._unbounded
         queue: list[int] = []
 
         def route(batch: Batch) -> bool:
@@ -307,11 +321,16 @@ class Reasoner:
                     add = target.relations[head].add
                     out = derived[head]
                     found = self._plan(view, rule, i)(facts)
+                    before = len(out)
                     if below.layers:
                         known = below.contains(head)
                         out.extend(f for f in found if not known(f) and add(f))
                     else:
                         out.extend(f for f in found if add(f))
+                    if rule.index in self._unbounded:
+                        made[rule.index] += len(out) - before
+                        if sum(made.values()) > self.max_derived:
+                            raise self._limit_error(made)
                 derived = {k: v for k, v in derived.items() if v}
                 if not derived:
                     break
@@ -319,6 +338,15 @@ class Reasoner:
                     return False
                 work = pending.pop(s, None)
         return True
+
+    def _limit_error(self, made: dict[int, int]) -> DerivationLimitError:
+        rule = self.program.rules[max(made, key=made.__getitem__)]
+        name, place = rule.computed[0]
+        return DerivationLimitError(
+            f"{place}: {rule.name} derived {made[rule.index]:,} new facts at one time point (or in the "
+            f"background closure), computing ?{name} by arithmetic and feeding it back to itself; rules like it may "
+            f"derive at most {self.max_derived:,} facts per time point (max_derived): the program seems to derive "
+            f"without end\n    {rule.place.text.strip()}")
 
     def _hits_negation(self, batch: Batch) -> bool:
         """Could a negated atom of a non-monotone stratum see one of these new facts?"""

@@ -328,7 +328,11 @@ def _unescape(text: str, parser: _Parser, tok: Token) -> str:
             digits = text[i + 2 : i + 2 + width]
             if len(digits) != width or not all(d in "0123456789abcdefABCDEF" for d in digits):
                 raise ChronologSyntaxError.at("bad \\u escape in string", parser.source, tok.pos + 1 + i, parser.filename)
-            out.append(chr(int(digits, 16)))
+            code = int(digits, 16)
+            if 0xD800 <= code < 0xE000 or code > 0x10FFFF:
+                raise ChronologSyntaxError.at(f"\\{nxt}{digits} is not a Unicode character", parser.source,
+                                              tok.pos + 1 + i, parser.filename)
+            out.append(chr(code))
             i += 2 + width
         else:
             raise ChronologSyntaxError.at(f"unknown escape '\\{nxt}' in string", parser.source, tok.pos + 1 + i, parser.filename)

@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+from chronolog.datalog.program import Program as Rules
 from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
 from chronolog.program.outputs import Output, graph_text
@@ -45,6 +46,7 @@ class Options:
     time_unit: str = "ms"
     policy: str | None = None
     maintenance: str | None = None
+    max_derived: int = 1_000_000  # facts that rules computing new terms may derive per saturation
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,12 @@ class ProgramWarning:
 
     def __str__(self) -> str:
         return f"{self.filename or '<program>'}:{self.line}:{self.column}: warning: {self.message}"
+
+
+def rule_warnings(rules: Rules) -> list[ProgramWarning]:
+    """The warnings about a program's Datalog rules (rules that may derive without end),
+    each at its place in its rule file."""
+    return [ProgramWarning(place.filename, place.line, place.column, message) for place, message in rules.warnings()]
 
 
 class Record(NamedTuple):

@@ -31,7 +31,7 @@ from chronolog.datalog.maintenance import Maintenance, MaintenanceError, mainten
 from chronolog.datalog.reasoner import Reasoner
 from chronolog.errors import ChronologError
 from chronolog.formats import load_graph, parse_terms
-from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
+from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning, rule_warnings
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql.evaluate import QUAD
@@ -61,11 +61,14 @@ class ContinuousQuery:
 
 def static_graph_file(iri: str, program: str | None) -> str:
     """The file of a static graph named in a query (``FROM <iri>``): a file: IRI or a path,
-    a relative one from the folder of the program's file."""
+    a relative one from the folder of the program's file; it must exist."""
     parsed = urlparse(iri)
     if parsed.scheme in ("", "file"):
         path = unquote(parsed.path)
-        return os.path.join(os.path.dirname(program), path) if program and not os.path.isabs(path) else path
+        path = os.path.join(os.path.dirname(program), path) if program and not os.path.isabs(path) else path
+        if not os.path.isfile(path):
+            raise ChronologError(f"FROM <{iri}>: no such file {path!r}")
+        return path
     raise ChronologError(f"FROM <{iri}>: chronolog reads static graphs from files (file: IRIs); "
                          "give other background data with --background")
 
@@ -97,10 +100,11 @@ class WindowedProgram(Program):
     def __init__(self, spec: ProgramSpec, dictionary: TermDictionary | None = None) -> None:
         self.spec = spec
         self.dictionary = dictionary or TermDictionary()
-        self.warnings: list[ProgramWarning] = []
         options = spec.options
         self.strategy = options.maintenance or "naive"
-        self._base = reasoner_for(list(options.background), list(options.rules), self.dictionary)
+        self._base = reasoner_for(list(options.background), list(options.rules), self.dictionary,
+                                  max_derived=options.max_derived)
+        self.warnings: list[ProgramWarning] = rule_warnings(self._base.program)
         self._base_taken = False
         self.running: list[_Running] = []
         self.output_kind = SOLUTIONS
@@ -113,7 +117,7 @@ class WindowedProgram(Program):
         if not self._base_taken:
             self._base_taken = True
             return self._base
-        reasoner = Reasoner(self._base.program, self.dictionary)
+        reasoner = Reasoner(self._base.program, self.dictionary, self.spec.options.max_derived)
         reasoner.adopt_closure(self._base.lower, self._base.upper)
         return reasoner
 

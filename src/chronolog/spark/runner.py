@@ -334,7 +334,7 @@ def _cause(error: Exception) -> str:
     sink if there is one, else the last Python exception line, else Spark's first line."""
     lines = str(error).splitlines()
     raised = [line.strip() for line in lines if re.match(r"\s*[\w.]*(Error|Exception): ", line)]
-    ours = [line for line in raised if "Chronolog" in line.split(":", 1)[0]]
+    ours = [line for line in raised if "chronolog" in line.split(":", 1)[0].lower()]
     if ours:
         return ours[-1].split(": ", 1)[1]
     if raised:

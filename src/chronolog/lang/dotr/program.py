@@ -53,7 +53,9 @@ from chronolog.lang.dotr.lowering import LoweredRule, Lowering, firing_names, va
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
-from chronolog.program import GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning
+from chronolog.program import (
+    GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
+)
 from chronolog.program.outputs import graph_text
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
@@ -125,13 +127,14 @@ class DotrProgram(Program):
         self.dictionary = dictionary or TermDictionary()
         options = spec.options
         self.reasoner = reasoner_for(list(options.background) if reason else [],
-                                     list(options.rules) if reason else [], self.dictionary)
+                                     list(options.rules) if reason else [], self.dictionary,
+                                     max_derived=options.max_derived)
         self.queries = StandingQueries(self.dictionary, self.reasoner.background_view)
         compiled = self._compile(parse_dotr(spec.text, spec.filename))
         self.tree = compiled.tree
         self._unit_ms = unit_ms(options.time_unit)
         self.attributes = compiled.attributes
-        self.warnings = compiled.warnings
+        self.warnings = rule_warnings(self.reasoner.program) + compiled.warnings
         self.rules = {r.rule.emits: r for r in compiled.rules}
         self._feeds = {r.iri: r.feedback for r in compiled.rules if r.feedback is not None}
         self.late = late or LatePolicy.reject()

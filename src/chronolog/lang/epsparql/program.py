@@ -64,7 +64,8 @@ class EpsparqlProgram(Program):
         if options.background or options.rules:
             from chronolog.datalog import reasoner_for
 
-            self.reasoner = reasoner_for(list(options.background), list(options.rules), self.dictionary)
+            self.reasoner = reasoner_for(list(options.background), list(options.rules), self.dictionary,
+                                         max_derived=options.max_derived)
         self.now: int | None = None
 
     def _statement(self, statement: object, index: int, order: N.KeyText) -> Statement:

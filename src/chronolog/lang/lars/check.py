@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from chronolog.lang.lars.syntax import (
     At, Atom, Box, Comp, Const, Diamond, Formula, LarsProgram, Math, Not, Rule, Term, TimeWin, TupleWin, Var,
 )
+from chronolog.timeunits import TIME_LIMIT, TimeFormatError, check_time
 
 Pred = tuple[str, int]  # (name, arity)
 PLAIN, DIAMOND, BOX, AT = "plain", "diamond", "box", "at"
@@ -116,8 +117,13 @@ def _literal(formula: Formula, program: LarsProgram) -> ExtLiteral:
         f = f.inner
     window = None
     if isinstance(f, TimeWin):
-        window, f = Window(False, f.size * f.unit), f.inner
+        try:
+            window, f = Window(False, check_time(f.size * f.unit, "the time window's size")), f.inner
+        except TimeFormatError as error:
+            raise program.error(str(error), f.pos) from None
     elif isinstance(f, TupleWin):
+        if f.size >= TIME_LIMIT:
+            raise program.error(f"a tuple window holds fewer than 2^53 = {TIME_LIMIT} atoms, not {f.size}", f.pos)
         window, f = Window(True, f.size), f.inner
     modality, time = PLAIN, None
     if isinstance(f, (Diamond, Box)):
