@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
     from chronolog.run_io import (
         LATE_MODES, atomic_file, check_inputs, check_output, close_policies, error_policy, late_policy,
     )
-    from chronolog.streams import detect_stream_format
+    from chronolog.streams import check_stream_file, detect_stream_format
     from chronolog.timeunits import parse_duration
 
     _example_dir(args)
@@ -122,9 +122,9 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_spark_command(args, spec, sources)
     for source in sources.values():
-        if not os.path.isfile(source):
-            raise ChronologError(f"{source}: --runner inprocess reads a stream file; a directory or a socket "
-                                 "needs --runner spark")
+        if source.startswith("tcp://"):
+            raise ChronologError(f"{source}: a socket stream needs --runner spark")
+        check_stream_file(source)
     engine = Engine(spec)
     program = engine.program
     for warning in engine.warnings:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import heapq
 import os
-from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence, Union
 
 from chronolog.errors import ChronologError
@@ -32,7 +31,7 @@ from chronolog.lang.registry import compile_program, language_for, load_spec
 from chronolog.lateness import ErrorPolicy, LatePolicy
 from chronolog.program import ATOMS_IN, UNNAMED, Inputs, Options, Output, Program, ProgramSpec
 from chronolog.program.contract import reclaim_terms, resolve_stream
-from chronolog.streams import StreamElement
+from chronolog.streams import StreamElement, check_stream_file
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
 
@@ -148,14 +147,7 @@ class Engine:
                   lateness: int = 0, on_error: ErrorPolicy | None = None) -> Iterator[Output]:
         """``run`` over stream files, by stream name (``""``: the unnamed stream)."""
         for source in sources.values():
-            path = Path(source)
-            if path.is_dir():
-                raise ChronologError(f"{source}: is a directory, not a stream file (a directory that files land "
-                                     "in needs --runner spark)")
-            if not path.is_file():
-                raise ChronologError(f"{source}: no such stream file")
-            if not os.access(path, os.R_OK):
-                raise ChronologError(f"{source}: cannot read the stream file (permission denied)")
+            check_stream_file(source)
         return self.run({name: self.read(source, late=late, lateness=lateness, on_error=on_error)
                          for name, source in sources.items()})
 

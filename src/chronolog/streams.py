@@ -147,6 +147,17 @@ def group_time_points(elements: Iterable[StreamElement]) -> Iterator[tuple[int, 
         yield time, list(group)
 
 
+def check_stream_file(source: str | os.PathLike[str]) -> None:
+    """A clear error unless ``source`` is a readable stream file."""
+    if os.path.isdir(source):
+        raise ChronologError(f"{source}: is a directory, not a stream file (a directory that files land in "
+                             "needs --runner spark)")
+    if not os.path.isfile(source):
+        raise ChronologError(f"{source}: no such stream file")
+    if not os.access(source, os.R_OK):
+        raise ChronologError(f"{source}: cannot read the stream file (permission denied)")
+
+
 def detect_stream_format(path: str | os.PathLike[str]) -> str:
     """'trig' or 'jsonl', from the file extension."""
     ext = os.path.splitext(os.fspath(path))[1].lower()
