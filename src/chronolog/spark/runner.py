@@ -258,7 +258,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     with _sql_conf(spark, conf or {}):
         query = writer.start()
     try:
-        _follow(query, summary, progress, start, stop_after, until)
+        _follow(query, summary, progress, start, stop_after, until, trigger == "available-now")
     except KeyboardInterrupt:
         query.stop()
         raise
@@ -296,7 +296,7 @@ def _sql_conf(spark, conf: Mapping[str, str]) -> Iterator[None]:
 
 
 def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None,
-            until: Callable[[RunSummary], bool] | None) -> None:
+            until: Callable[[RunSummary], bool] | None, available_now: bool) -> None:
     """Wait for the query, updating the progress line from its progress reports."""
     from pyspark.errors import StreamingQueryException
 
@@ -322,7 +322,10 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
             f"{summary.outputs:,} outputs, {summary.state_rows:,} state rows")
         if finished:
             return
-        done = next((b for b in (summary.failure_batch, summary.ended) if b is not None), None)
+        # available-now ends by itself, no-data batches (timers) included; a processing-time
+        # trigger is told to stop once the streams have ended
+        ended = summary.ended if not available_now else None
+        done = next((b for b in (summary.failure_batch, ended) if b is not None), None)
         if (done is not None and seen is not None and seen >= done) \
                 or (stop_after is not None and _time.monotonic() - start > stop_after) or (until and until(summary)):
             query.stop()
