@@ -17,16 +17,29 @@ from __future__ import annotations
 
 import re
 
-from chronolog.errors import ChronologSyntaxError
+from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.sparql import PreparedQuery, prepare
 from chronolog.sparql.expressions import Functions
 from chronolog.sparql.parse import mask_iris
 from chronolog.terms import TermDictionary
+from chronolog.timeunits import TimeFormatError, parse_duration
 
 _PREFIX = re.compile(r"\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>", re.I)
 _IRI = re.compile(r"<([^<>\"{}|^`\\\s]*)>|([A-Za-z][\w.-]*)?:((?:[\w.-]|%[0-9A-Fa-f]{2})*)")
 
-__all__ = ["blank", "mask_iris", "prefixes", "prepare_extended", "read_iri"]
+__all__ = ["blank", "mask_iris", "prefixes", "prepare_extended", "read_iri", "window_duration"]
+
+
+def window_duration(spec: re.Match, group: int, smap: SourceMap, ms_per_unit) -> int:
+    """A window's RANGE or STEP (group ``group`` of its ``[...]`` match) in time units: a
+    positive duration, or an error at its place."""
+    try:
+        value = parse_duration(spec.group(group), ms_per_unit=ms_per_unit)
+    except TimeFormatError as exc:
+        raise smap.error(str(exc), spec.start(group)) from None
+    if value <= 0:
+        raise smap.error("a window's range and step must be positive", spec.start(group))
+    return value
 
 
 def prefixes(text: str) -> dict[str, str]:

@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass
 
 from chronolog.errors import SourceMap
-from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri
-from chronolog.timeunits import TimeFormatError, parse_duration
+from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri, window_duration
 from chronolog.window.scope import Bounds, SlidingWindow, TupleWindow, Window
 
 _REGISTER = re.compile(r"\bREGISTER\s+(QUERY|STREAM)\s+([^\s]+)\s+(?:COMPUTED\s+EVERY\s+\S+\s+)?AS\b", re.I)
@@ -85,13 +84,7 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Cspar
 
 def _window(spec: re.Match, smap: SourceMap, ms_per_unit: int) -> Window:
     def duration(group: int) -> int:
-        try:
-            value = parse_duration(spec.group(group), ms_per_unit=ms_per_unit)
-        except TimeFormatError as exc:
-            raise smap.error(str(exc), spec.start(group)) from None
-        if value <= 0:
-            raise smap.error("a window's range and step must be positive", spec.start(group))
-        return value
+        return window_duration(spec, group, smap, ms_per_unit)
 
     if spec.group(4) is not None:
         if not spec.group(4).isdigit() or int(spec.group(4)) <= 0:

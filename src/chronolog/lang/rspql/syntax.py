@@ -21,8 +21,7 @@ import re
 from dataclasses import dataclass
 
 from chronolog.errors import SourceMap
-from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri
-from chronolog.timeunits import TimeFormatError, parse_duration
+from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri, window_duration
 from chronolog.window.r2s import R2S
 from chronolog.window.scope import Bounds, IntervalWindow, LandmarkWindow, SlidingWindow, Window
 
@@ -151,13 +150,7 @@ def _window(spec: re.Match, smap: SourceMap, ms_per_unit: int) -> Window:
     """The window of a ``[...]`` spec: RANGE/STEP durations (ISO 8601 or time units),
     FROM/TO instants (time units)."""
     def duration(group: int) -> int:
-        try:
-            value = parse_duration(spec.group(group), ms_per_unit=ms_per_unit)
-        except TimeFormatError as exc:
-            raise smap.error(str(exc), spec.start(group)) from None
-        if value <= 0:
-            raise smap.error("a window's range and step must be positive", spec.start(group))
-        return value
+        return window_duration(spec, group, smap, ms_per_unit)
 
     def instant(group: int) -> int:
         if not spec.group(group).isdigit():
