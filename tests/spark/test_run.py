@@ -72,12 +72,17 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
 CASES = golden_cases()
 
 
-@pytest.mark.parametrize("batch, partitions, keyed", [(0, 1, 1), (2, 2, 3)])
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_golden_cases_on_spark(spark, tmp_path: Path, case: Case, batch: int, partitions: int, keyed: int) -> None:
+SPLITS = [(0, 1, 1), (2, 2, 3), (1, 1, 2)]  # (elements per batch, 0: all; enrichment tasks; keyed partitions)
+
+
+@pytest.mark.parametrize("case, split", [(c, SPLITS[n % len(SPLITS)]) for n, c in enumerate(CASES)],
+                         ids=[c.id for c in CASES])
+def test_golden_cases_on_spark(spark, tmp_path: Path, case: Case, split: tuple[int, int, int]) -> None:
     """Every language's golden cases (tests/fixtures/<lang>/) on Spark: the expected output
     whatever the micro-batches (``batch`` elements each, 0: all), enrichment tasks and
-    keyed partitions."""
+    keyed partitions. Each case runs under one of the splits, in turn (a Spark run costs
+    seconds): every language meets every split as its cases are added."""
+    batch, partitions, keyed = split
     out = tmp_path / f"out{case.expected.suffix}"
     options = ["--max-elements-per-batch", str(batch)] if batch else []
     options += ["--partitions", str(partitions), "--conf", f"spark.sql.shuffle.partitions={keyed}"]
