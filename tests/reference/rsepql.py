@@ -56,9 +56,7 @@ def bgp(triples: Sequence[tuple[str, str, str]], graph: Iterable[tuple[str, str,
 def _bind(sol: dict[str, str], term: str, value: str) -> bool:
     if not term.startswith("?"):
         return term == value
-    if sol.setdefault(term, value) != value:
-        return False
-    return True
+    return sol.setdefault(term, value) == value
 
 
 def precedes(a: EventMapping, b: EventMapping) -> bool:

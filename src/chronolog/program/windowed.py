@@ -17,11 +17,11 @@ windows and their materialization are state that one instant's evaluation reads 
 """
 from __future__ import annotations
 
-from functools import partial
 import os
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Mapping
 from urllib.parse import unquote, urlparse
 
@@ -33,8 +33,8 @@ from chronolog.datalog.reasoner import Reasoner
 from chronolog.errors import ChronologError
 from chronolog.formats import load_graph
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning, rule_warnings
-from chronolog.program.termtext import as_ids, as_text
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.program.termtext import as_ids, as_text
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql.evaluate import QUAD
 from chronolog.store import Database, Layers

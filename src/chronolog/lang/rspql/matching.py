@@ -10,17 +10,17 @@ usable: the new ones (Δ) and those of the previous input no answer used.
 """
 from __future__ import annotations
 
-from functools import partial
 import pickle
 from collections import Counter
+from functools import partial
 from typing import Callable, Mapping
 
 from chronolog.errors import ChronologError
 from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, is_variable, windows_of
 from chronolog.lang.rspql.syntax import RspqlQuery
 from chronolog.program.contract import Inputs, Program, ProgramSpec
-from chronolog.program.termtext import as_ids, as_text
 from chronolog.program.outputs import SOLUTIONS, Output, Solution, SolutionsOutput
+from chronolog.program.termtext import as_ids, as_text
 from chronolog.terms import TermDictionary
 from chronolog.window.r2s import relation_to_stream
 from chronolog.window.report import EvaluateAt, ReportPolicy, WindowClose

@@ -6,8 +6,8 @@ instants of ``EVALUATE AT``; the registered R2S operator. A query whose WHERE is
 ``MATCH ( E )`` is evaluated by :mod:`.matching` instead."""
 from __future__ import annotations
 
-from chronolog.lang.rspql.syntax import parse
 from chronolog.lang.rspql.matching import MatchProgram
+from chronolog.lang.rspql.syntax import parse
 from chronolog.program.contract import Program, ProgramSpec
 from chronolog.program.windowed import ContinuousQuery, WindowedProgram, static_graph_file, with_static_background
 from chronolog.sparql.extension import prepare_extended
