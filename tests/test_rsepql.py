@@ -194,3 +194,14 @@ def test_istream_emits_the_events_new_since_the_previous_evaluation(pattern, w, 
             want[t] = expected(set(ev) - before)
         before = set(ev)
     assert run(text, stream) == want
+
+
+def test_every_declared_window_sets_the_instants() -> None:
+    """Without EVALUATE AT a query runs at its windows' instants, those of a window its
+    MATCH does not read included (as a query with WINDOW patterns does)."""
+    text = (HEAD.format(r2s="RSTREAM") + "FROM NAMED WINDOW :w1 ON :s [RANGE 10 STEP 5]\n"
+            "FROM NAMED WINDOW :w2 ON :s [RANGE 2 STEP 1]\nWHERE { MATCH ( EVENT :w1 { ?x :p ?y } ) }")
+    want = [([("x", E + "a1"), ("y", E + "b1")], 1, 1)]
+    assert run(text, [(1, graph("a1 p b1"))]) == {t: want for t in range(5, 15)}
+    alone = text.replace("FROM NAMED WINDOW :w2 ON :s [RANGE 2 STEP 1]\n", "")
+    assert run(alone, [(1, graph("a1 p b1"))]) == {5: want, 10: want}

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Callable, Mapping
 
 from chronolog.errors import ChronologError
-from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, is_variable, windows_of
+from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, is_variable
 from chronolog.lang.rspql.syntax import RspqlQuery
 from chronolog.program.contract import Inputs, Program, ProgramSpec
 from chronolog.program.outputs import SOLUTIONS, Output, Solution, SolutionsOutput
@@ -163,8 +163,7 @@ class MatchProgram(Program):
         if policy_name not in {c.value for c in Consumption}:
             raise ChronologError(f"policy {policy_name!r}: expected unrestricted, chronological or recent")
         self.consumption = Consumption(policy_name)
-        used = windows_of(self.pattern)
-        self.windows = {w.name: (w.stream, w.window) for w in tree.windows if w.name in used}
+        self.windows = {w.name: (w.stream, w.window) for w in tree.windows}  # all set the instants
         policy: ReportPolicy = WindowClose() if tree.instants is None else EvaluateAt(tree.instants)
         self.schedule = Schedule(self.windows, policy)
         self.ids = {iri: self.dictionary.iri(iri) for iri in _constants(self.pattern)}
