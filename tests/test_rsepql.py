@@ -110,6 +110,12 @@ def test_an_unknown_policy_is_refused() -> None:
         program(HEAD.format(r2s="RSTREAM") + MATCH.format(e="EVENT :w { ?x :p ?y }"), policy="latest")
 
 
+def test_the_policy_option_needs_a_match() -> None:
+    with pytest.raises(ChronologError, match="--policy applies to an RSP-QL query with MATCH"):
+        program(HEAD.format(r2s="RSTREAM") + "FROM NAMED WINDOW :w ON :s [FROM 0] WHERE { WINDOW :w { ?x :p ?y } }",
+                policy="recent")
+
+
 # -- the program against the reference ----------------------------------------------------
 
 NODES = [E + "n0", E + "n1"]

@@ -6,6 +6,7 @@ instants of ``EVALUATE AT``; the registered R2S operator. A query whose WHERE is
 ``MATCH ( E )`` is evaluated by :mod:`.matching` instead."""
 from __future__ import annotations
 
+from chronolog.errors import ChronologError
 from chronolog.lang.rspql.matching import MatchProgram
 from chronolog.lang.rspql.syntax import parse
 from chronolog.program.contract import Program, ProgramSpec
@@ -20,6 +21,8 @@ def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
     if tree.match is not None:
         return MatchProgram(spec, tree, dictionary)
+    if spec.options.policy is not None:
+        raise ChronologError("--policy applies to an RSP-QL query with MATCH ( E ); this one has none")
     program = WindowedProgram(with_static_background(spec, tree.static), dictionary)
     query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename)
     windows = {w.name: (w.stream, w.window) for w in tree.windows}
