@@ -21,6 +21,7 @@ import os
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Mapping
 from urllib.parse import unquote, urlparse
 
@@ -30,9 +31,10 @@ from chronolog.datalog.loading import reasoner_for
 from chronolog.datalog.maintenance import Maintenance, MaintenanceError, maintenance
 from chronolog.datalog.reasoner import Reasoner
 from chronolog.errors import ChronologError
-from chronolog.formats import load_graph, parse_terms
+from chronolog.formats import load_graph
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning, rule_warnings
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.program.termtext import as_ids, as_text
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql.evaluate import QUAD
 from chronolog.store import Database, Layers
@@ -224,7 +226,7 @@ class WindowedProgram(Program):
     # -- state, as text ------------------------------------------------------------------
 
     def snapshot(self) -> bytes:
-        text = self._text
+        text = partial(as_text, self.dictionary)
         state = []
         for running in self.running:
             last, was_empty, buffers = running.schedule.state()
@@ -237,7 +239,7 @@ class WindowedProgram(Program):
         return pickle.dumps(state, protocol=5)
 
     def restore(self, data: bytes) -> None:
-        ids = self._ids
+        ids = partial(as_ids, self.dictionary)
         for running, (schedule, graphs, previous) in zip(self.running, pickle.loads(data)):
             last, was_empty, buffers = schedule
             running.schedule.set_state((last, was_empty, {n: ([(t, ids(v)) for t, v in items], inside)
@@ -249,18 +251,3 @@ class WindowedProgram(Program):
                 if explicit:
                     keeper.update(min(last for _, last in explicit), {ids(t): last for t, last in explicit}, [])
             running.previous = Counter(ids(row) for row in previous)
-
-    def _text(self, ids: object) -> object:
-        """Term ids (nested in lists and tuples) as N-Triples texts."""
-        if isinstance(ids, int):
-            return str(self.dictionary.decode(ids))
-        if ids is None:
-            return None
-        return type(ids)(self._text(i) for i in ids)  # type: ignore[call-arg, attr-defined]
-
-    def _ids(self, texts: object) -> object:
-        if isinstance(texts, str):
-            return self.dictionary.encode(parse_terms([texts])[0])
-        if texts is None:
-            return None
-        return type(texts)(self._ids(t) for t in texts)  # type: ignore[call-arg, attr-defined]

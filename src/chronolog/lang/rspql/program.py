@@ -2,11 +2,14 @@
 derive from it) is the named graph of the window's IRI, the static graphs of ``FROM NAMED``
 are named graphs as they are, ``FROM`` graphs join the background; evaluated at every
 window's slide (each STEP; a landmark or interval window when elements arrive), or at the
-instants of ``EVALUATE AT``; the registered R2S operator."""
+instants of ``EVALUATE AT``; the registered R2S operator. A query whose WHERE is a
+``MATCH ( E )`` is evaluated by :mod:`.matching` instead."""
 from __future__ import annotations
 
+from chronolog.errors import ChronologError
+from chronolog.lang.rspql.matching import MatchProgram
 from chronolog.lang.rspql.syntax import parse
-from chronolog.program.contract import ProgramSpec
+from chronolog.program.contract import Program, ProgramSpec
 from chronolog.program.windowed import ContinuousQuery, WindowedProgram, static_graph_file, with_static_background
 from chronolog.sparql.extension import prepare_extended
 from chronolog.terms import TermDictionary
@@ -14,8 +17,12 @@ from chronolog.timeunits import unit_ms
 from chronolog.window.report import EvaluateAt, ReportPolicy, WindowClose
 
 
-def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> WindowedProgram:
+def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Program:
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
+    if tree.match is not None:
+        return MatchProgram(spec, tree, dictionary)
+    if spec.options.policy is not None:
+        raise ChronologError("--policy applies to an RSP-QL query with MATCH ( E ); this one has none")
     program = WindowedProgram(with_static_background(spec, tree.static), dictionary)
     query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename)
     windows = {w.name: (w.stream, w.window) for w in tree.windows}

@@ -8,7 +8,11 @@ header, named windows over named streams, and window graph patterns.
     FROM NAMED <file:places.ttl>
     FROM <file:static.ttl>
     EVALUATE AT 10, 20                             (optional: the evaluation instants)
+    CONSUME CHRONOLOGICAL                          (optional: RSEP-QL's consumption policy)
     WHERE { WINDOW :w { ?x :p ?y } GRAPH <file:places.ttl> { ?y :in ?z } }
+
+or, with RSEP-QL's event patterns (:mod:`.matchsyntax`), ``WHERE { MATCH ( E ) }``: for
+now a MATCH stands alone in its WHERE, under ``SELECT *`` or a list of its variables.
 
 The RSP-QL clauses are read here and cut out of the text (positions kept,
 :mod:`chronolog.sparql.extension`); ``WINDOW w { P }`` is SPARQL's ``GRAPH w { P }`` over
@@ -21,6 +25,8 @@ import re
 from dataclasses import dataclass
 
 from chronolog.errors import SourceMap
+from chronolog.lang.rspql.events import Consumption, Pattern, variables_of
+from chronolog.lang.rspql.matchsyntax import parse_match
 from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri, window_duration
 from chronolog.window.r2s import R2S
 from chronolog.window.scope import Bounds, IntervalWindow, LandmarkWindow, SlidingWindow, Window
@@ -34,6 +40,10 @@ _SPEC = re.compile(r"\s*\[\s*(?:RANGE\s+(\S+?)\s+STEP\s+(\S+?)|FROM\s+(\S+?)(?:\
 _FROM_NAMED = re.compile(_KEYWORD + r"FROM\s+NAMED\b", re.I)
 _FROM = re.compile(_KEYWORD + r"FROM\b", re.I)
 _EVALUATE = re.compile(_KEYWORD + r"EVALUATE\s+AT\s+(\d+(?:\s*,\s*\d+)*)", re.I)
+_CONSUME = re.compile(_KEYWORD + r"CONSUME\s+(\w+)", re.I)
+_MATCH = re.compile(_KEYWORD + r"MATCH\b", re.I)
+_SELECT = re.compile(r"\s*SELECT\s+(\*|(?:[?$]\w+\s*)+)\s*(?=WHERE\b|\{)", re.I)
+_EMPTY_WHERE = re.compile(r"\s*(?:WHERE\s*)?\{\s*\}\s*$", re.I)
 _WINDOW_PATTERN = re.compile(_KEYWORD + r"WINDOW\b", re.I)
 _SPACE = re.compile(r"\s*")
 _WHERE = re.compile(_KEYWORD + r"WHERE\b|\{", re.I)
@@ -63,6 +73,9 @@ class RspqlQuery:
     instants: tuple[int, ...] | None
     sparql: str
     filename: str | None
+    consume: Consumption | None = None  # CONSUME's policy, if given
+    match: Pattern | None = None  # WHERE { MATCH ( E ) }
+    select: tuple[str, ...] = ()  # a MATCH query's SELECT variables (without ?)
 
 
 def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> RspqlQuery:
@@ -136,7 +149,33 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Rspql
         instants = tuple(sorted({int(t) for t in re.split(r"\s*,\s*", evaluate.group(1))}))
         cut(evaluate.start(), evaluate.end())
 
+    consume = None
+    found = consume_at = _CONSUME.search(masked)
+    if found is not None:
+        policies = {c.name: c for c in Consumption}
+        if found.group(1).upper() not in policies:
+            raise smap.error("expected UNRESTRICTED, CHRONOLOGICAL or RECENT after CONSUME", found.start(1))
+        consume = policies[found.group(1).upper()]
+        cut(found.start(), found.end())
+
     declared = {w.name for w in windows}
+    found = _MATCH.search(masked)
+    if found is not None:
+        pattern, end = parse_match(text, found.end(), smap, known, declared)
+        cut(found.start(), end)
+        select = _SELECT.search(masked)
+        if select is None or not _EMPTY_WHERE.match(masked, select.end()):
+            raise smap.error("for now a MATCH ( E ) stands alone in WHERE, under SELECT * or SELECT ?v ...",
+                             found.start())
+        names = tuple(v[1:] for v in select.group(1).split()) if select.group(1) != "*" else ()
+        variables = variables_of(pattern)
+        for var in names:
+            if var not in variables:
+                raise smap.error(f"?{var} is not a variable of the MATCH pattern", select.start(1))
+        return RspqlQuery(name, R2S[head.group(1).upper()], tuple(windows), tuple(static), tuple(named),
+                          instants, sparql, filename, consume, pattern, names or tuple(variables))
+    if consume is not None:
+        raise smap.error("CONSUME applies to a MATCH ( E ) pattern; this query has none", consume_at.start())  # type: ignore[union-attr]
     for m in list(_WINDOW_PATTERN.finditer(masked)):
         iri, _ = iri_at(m.end(), "the window's name after WINDOW")
         if iri not in declared:

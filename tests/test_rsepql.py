@@ -1,0 +1,213 @@
+"""RSEP-QL's event patterns in RSP-QL (issue #14): the reference evaluator
+(tests/reference/rsepql.py) gives the paper's Fig. 1 answers, the program agrees with it
+on random streams, windows, patterns, instants and policies (and after a snapshot), and
+errors in MATCH and CONSUME name their place. The program's golden cases are
+tests/fixtures/rspql/rsepql_* and paper_ex10_*."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from chronolog.errors import ChronologError, ChronologSyntaxError
+from chronolog.lang.registry import compile_program
+from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq
+from chronolog.program import ProgramSpec
+from chronolog.program.contract import Options
+from chronolog.window.scope import Bounds, LandmarkWindow, SlidingWindow, Window
+from pyoxigraph import NamedNode
+from reference.rsepql import answers
+
+E = "http://e/"
+HEAD = "PREFIX : <http://e/>\nREGISTER {r2s} :q AS\nSELECT *\n"
+
+
+def graph(*triples: str) -> frozenset:
+    return frozenset(tuple(E + t for t in triple.split()) for triple in triples)
+
+
+FIG1 = [(2, graph("a1 p b1")), (4, graph("a2 p b2")), (6, graph("b1 q c1", "b2 q c2")), (8, graph("b2 q c2")),
+        (10, graph("a3 p b3", "b1 q c1"))]
+E1, E2 = Event("w1", (("?x", E + "p", "?y"),)), Event("w2", (("?y", E + "q", "?z"),))
+TWO = {"w1": ("s", LandmarkWindow(1)), "w2": ("s", SlidingWindow(5, 1, Bounds.RSEPQL))}
+
+
+def xyz(events: dict) -> set[tuple[str, int, int]]:
+    """Events of Fig. 1 as ``("a1 b1 c1", start, end)``."""
+    return {(" ".join(dict(m)[v][len(E):] for v in ("?x", "?y", "?z")), s, e) for m, s, e in events}
+
+
+@pytest.mark.parametrize("selection, policy, at8, at10", [
+    (Selection.UNRESTRICTED, Consumption.UNRESTRICTED,
+     {("a1 b1 c1", 2, 6), ("a2 b2 c2", 4, 6), ("a2 b2 c2", 4, 8)},
+     {("a1 b1 c1", 2, 6), ("a2 b2 c2", 4, 6), ("a2 b2 c2", 4, 8), ("a1 b1 c1", 2, 10)}),
+    (Selection.CHRONOLOGICAL, Consumption.CHRONOLOGICAL, {("a1 b1 c1", 2, 6), ("a2 b2 c2", 4, 6)}, set()),
+    (Selection.RECENT, Consumption.RECENT, {("a1 b1 c1", 2, 6), ("a2 b2 c2", 4, 8)}, set()),
+    (Selection.RECENT, Consumption.UNRESTRICTED, {("a1 b1 c1", 2, 6), ("a2 b2 c2", 4, 8)},
+     {("a1 b1 c1", 2, 10), ("a2 b2 c2", 4, 8)}),
+])
+def test_the_reference_gives_the_papers_figure_1(selection, policy, at8, at10) -> None:
+    (_, got8), (_, got10) = answers(Seq(E1, E2, selection), TWO, {"s": FIG1}, [8, 10], policy)
+    assert (xyz(got8), xyz(got10)) == (at8, at10)
+
+
+def test_the_reference_gives_c_sparqls_naive_sequence_over_a_7_wide_window() -> None:
+    one = {"w": ("s", SlidingWindow(7, 1, Bounds.RSEPQL))}
+    pattern = Seq(Event("w", E1.triples), Event("w", E2.triples), Selection.NAIVE)
+    (_, got8), (_, got10) = answers(pattern, one, {"s": FIG1}, [8, 10], Consumption.UNRESTRICTED)
+    assert (xyz(got8), xyz(got10)) == ({("a2 b2 c2", 4, 8)}, set())
+
+
+def test_the_naive_sequence_compares_the_latest_events_only() -> None:
+    """Eq. 9 as the paper's worked example reads it: the latest :p event (a2 b2 at 2) does
+    not join the latest :q event, and an older one that would (a1 b1 at 1) is not looked at."""
+    stream = [(1, graph("a1 p b1")), (2, graph("a2 p b2")), (3, graph("b1 q c1"))]
+    one = {"w": ("s", LandmarkWindow(0))}
+    pattern = Seq(Event("w", E1.triples), Event("w", E2.triples), Selection.NAIVE)
+    assert answers(pattern, one, {"s": stream}, [3], Consumption.UNRESTRICTED) == [(3, {})]
+    text = (HEAD.format(r2s="RSTREAM") + "FROM NAMED WINDOW :w ON :s [FROM 0]\nEVALUATE AT 3\n"
+            "WHERE { MATCH ( EVENT :w { ?x :p ?y } SEQ_NAIVE EVENT :w { ?y :q ?z } ) }")
+    assert run(text, stream) == {}
+    assert run(text.replace("SEQ_NAIVE", "SEQ_RECENT"), stream) == {
+        3: [([("x", E + "a1"), ("y", E + "b1"), ("z", E + "c1")], 1, 3)]}
+
+
+def program(text: str, **options: object):
+    return compile_program(ProgramSpec("rspql", text, "q.rspql", Options(**options)))  # type: ignore[arg-type]
+
+
+MATCH = "FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE {{ MATCH ( {e} ) }}"
+
+
+@pytest.mark.parametrize("text, where, message", [
+    (MATCH.format(e="EVENT :v { ?x :p ?y }"), "q.rspql:5:23:", "no window <http://e/v> is declared"),
+    (MATCH.format(e="EVENT :w { ?x :p ?y } SEQ"), "q.rspql:5:43:", "expected an event pattern"),
+    (MATCH.format(e="EVENT :w { ?x :p }"), "q.rspql:5:34:", "expected a variable, an IRI"),
+    (MATCH.format(e="EVENT :w { ?x :p ?y } AND EVENT :w { ?y :q ?z }"), "q.rspql:5:39:", "expected ')' to close MATCH"),
+    (MATCH.format(e="EVENT :w { }"), "q.rspql:5:23:", "needs at least one triple pattern"),
+    (MATCH.format(e="(EVENT :w { ?x :p ?y }"), "q.rspql:5:42:", "expected ')' to close MATCH"),
+    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE { MATCH ( EVENT :w { ?x :p ?y } ) WINDOW :w { ?x :p ?o } }",
+     "q.rspql:5:9:", "for now a MATCH ( E ) stands alone"),
+    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nCONSUME LATEST\nWHERE { MATCH ( EVENT :w { ?x :p ?y } ) }",
+     "q.rspql:5:9:", "expected UNRESTRICTED, CHRONOLOGICAL or RECENT after CONSUME"),
+    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nCONSUME RECENT\nWHERE { WINDOW :w { ?x :p ?y } }",
+     "q.rspql:5:1:", "CONSUME applies to a MATCH"),
+])
+def test_match_errors_name_the_file_line_and_column(text: str, where: str, message: str) -> None:
+    with pytest.raises(ChronologSyntaxError) as info:
+        program(HEAD.format(r2s="RSTREAM") + text)
+    shown = str(info.value)
+    assert shown.startswith(where) and message in shown.splitlines()[0], shown
+
+
+def test_a_selected_variable_must_be_the_patterns() -> None:
+    text = HEAD.format(r2s="RSTREAM").replace("*", "?o") + MATCH.format(e="EVENT :w { ?x :p ?y }")
+    with pytest.raises(ChronologSyntaxError, match="q.rspql:3:8: \\?o is not a variable of the MATCH pattern"):
+        program(text)
+
+
+def test_an_unknown_policy_is_refused() -> None:
+    with pytest.raises(ChronologError, match="expected unrestricted, chronological or recent"):
+        program(HEAD.format(r2s="RSTREAM") + MATCH.format(e="EVENT :w { ?x :p ?y }"), policy="latest")
+
+
+def test_the_policy_option_needs_a_match() -> None:
+    with pytest.raises(ChronologError, match="--policy applies to an RSP-QL query with MATCH"):
+        program(HEAD.format(r2s="RSTREAM") + "FROM NAMED WINDOW :w ON :s [FROM 0] WHERE { WINDOW :w { ?x :p ?y } }",
+                policy="recent")
+
+
+# -- the program against the reference ----------------------------------------------------
+
+NODES = [E + "n0", E + "n1"]
+term = st.sampled_from(["?x", "?y", "?z", "?x", "?y", *NODES])  # variables mostly: events match
+triple = st.tuples(term, st.sampled_from([E + "p", E + "q"]), term)
+basic = st.builds(Event, st.sampled_from(["w1", "w2"]), st.one_of(st.tuples(triple), st.tuples(triple), st.tuples(triple, triple)))
+simple = st.builds(Event, st.sampled_from(["w1", "w2"]),
+                   st.tuples(st.tuples(st.sampled_from(["?x", "?y"]), st.sampled_from([E + "p", E + "q"]),
+                                       st.sampled_from(["?y", "?z"]))))
+patterns = st.one_of(st.builds(Seq, simple, simple, st.sampled_from(list(Selection))), st.recursive(basic, lambda inner: st.one_of(
+    st.builds(Seq, inner, inner, st.sampled_from(list(Selection))), st.builds(First, inner), st.builds(Last, inner)),
+    max_leaves=4))  # a SEQ of two one-triple events often, for selection's corner cases
+windows = st.one_of(st.builds(lambda r, s: SlidingWindow(r, s, Bounds.RSEPQL), st.integers(2, 10), st.integers(1, 3)),
+                    st.builds(LandmarkWindow, st.integers(0, 5)))
+streams = st.dictionaries(st.integers(0, 14), st.frozensets(st.tuples(st.sampled_from(NODES), st.sampled_from(
+    [E + "p", E + "q"]), st.sampled_from(NODES)), min_size=1, max_size=4), min_size=2, max_size=10).map(
+    lambda d: sorted(d.items()))
+
+
+def show(e: Pattern) -> str:
+    if isinstance(e, Event):
+        terms = [" ".join(t if t.startswith("?") else f"<{t}>" for t in tr) for tr in e.triples]
+        return f"EVENT :{e.window} {{ {' . '.join(terms)} }}"
+    if isinstance(e, Seq):
+        return f"({show(e.first)} {e.selection.value} {show(e.then)})"
+    return f"{type(e).__name__.upper()} ({show(e.pattern)})"
+
+
+def window_text(w: Window) -> str:
+    return f"[RANGE {w.range} STEP {w.step}]" if isinstance(w, SlidingWindow) else f"[FROM {w.start}]"  # type: ignore[attr-defined]
+
+
+def run(text: str, stream: list, snapshot_at: int | None = None, **options: object) -> dict[int, list]:
+    """The program's answers per time: (mapping with IRIs, start, end) as sorted lists."""
+    engine = program(text, **options)
+    out: dict[int, list] = {}
+
+    def take(outputs: list) -> None:
+        decode = engine.dictionary.decode
+        for o in outputs:
+            out[o.time] = sorted((sorted((k, decode(v).value) for k, v in s.bindings.items()), s.start, s.end)
+                                 for s in o.solutions)
+
+    for time, g in stream:
+        if snapshot_at is not None and time >= snapshot_at:
+            data = engine.snapshot()
+            engine = program(text, **options)
+            engine.restore(data)
+            snapshot_at = None
+        d = engine.dictionary
+        take(engine.push(time, {E + "s": [tuple(tuple(d.encode(NamedNode(t)) for t in tr) for tr in sorted(g))]}))
+    take(engine.flush())
+    return out
+
+
+def expected(events: dict) -> list:
+    return sorted((sorted((k[1:], v) for k, v in m), s, e) for m, s, e in events)
+
+
+@settings(max_examples=100, deadline=None)
+@given(patterns, windows, windows, streams, st.lists(st.integers(4, 18), min_size=1, max_size=5),
+       st.sampled_from(list(Consumption)), st.integers(0, 17))
+def test_the_program_agrees_with_the_reference(pattern, w1, w2, stream, instants, policy, cut) -> None:
+    text = (HEAD.format(r2s="RSTREAM") + f"FROM NAMED WINDOW :w1 ON :s {window_text(w1)}\n"
+            f"FROM NAMED WINDOW :w2 ON :s {window_text(w2)}\nEVALUATE AT {', '.join(map(str, instants))}\n"
+            f"CONSUME {policy.name}\nWHERE {{ MATCH ( {show(pattern)} ) }}")
+    want = {t: expected(ev) for t, ev in answers(pattern, {"w1": ("s", w1), "w2": ("s", w2)}, {"s": stream},
+                                                 instants, policy) if ev}
+    assert run(text, stream) == want
+    assert run(text, stream, snapshot_at=cut) == want
+
+
+@settings(max_examples=50, deadline=None)
+@given(patterns, windows, streams, st.lists(st.integers(4, 18), min_size=1, max_size=5))
+def test_istream_emits_the_events_new_since_the_previous_evaluation(pattern, w, stream, instants) -> None:
+    text = (HEAD.format(r2s="ISTREAM") + f"FROM NAMED WINDOW :w1 ON :s {window_text(w)}\n"
+            f"FROM NAMED WINDOW :w2 ON :s {window_text(w)}\nEVALUATE AT {', '.join(map(str, instants))}\n"
+            f"WHERE {{ MATCH ( {show(pattern)} ) }}")
+    want, before = {}, set()
+    for t, ev in answers(pattern, {"w1": ("s", w), "w2": ("s", w)}, {"s": stream}, instants, Consumption.UNRESTRICTED):
+        if set(ev) - before:
+            want[t] = expected(set(ev) - before)
+        before = set(ev)
+    assert run(text, stream) == want
+
+
+def test_every_declared_window_sets_the_instants() -> None:
+    """Without EVALUATE AT a query runs at its windows' instants, those of a window its
+    MATCH does not read included (as a query with WINDOW patterns does)."""
+    text = (HEAD.format(r2s="RSTREAM") + "FROM NAMED WINDOW :w1 ON :s [RANGE 10 STEP 5]\n"
+            "FROM NAMED WINDOW :w2 ON :s [RANGE 2 STEP 1]\nWHERE { MATCH ( EVENT :w1 { ?x :p ?y } ) }")
+    want = [([("x", E + "a1"), ("y", E + "b1")], 1, 1)]
+    assert run(text, [(1, graph("a1 p b1"))]) == {t: want for t in range(5, 15)}
+    alone = text.replace("FROM NAMED WINDOW :w2 ON :s [RANGE 2 STEP 1]\n", "")
+    assert run(alone, [(1, graph("a1 p b1"))]) == {5: want, 10: want}
