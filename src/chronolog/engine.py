@@ -82,7 +82,7 @@ class Engine:
         """Process one time point: ``inputs`` by stream name, or, for a program that reads
         one stream, the content of one element (its triples or atoms)."""
         if not isinstance(inputs, Mapping):
-            inputs = {UNNAMED: [tuple(inputs)]}
+            inputs = {UNNAMED: [inputs if isinstance(inputs, (tuple, list)) else tuple(inputs)]}
         return self.program.push(time, inputs)
 
     def flush(self) -> list[Output]:

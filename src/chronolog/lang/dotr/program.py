@@ -200,6 +200,10 @@ class DotrProgram(Program):
         """Process one time point: the triples of all of its elements, of every stream, at
         once (with the graphs fed back to it), after the feedback time points before it.
         Outputs come in time order."""
+        if len(inputs) == 1:
+            (elements,) = inputs.values()
+            if len(elements) == 1:  # the common case: one element, its triples already distinct
+                return self.push_triples(time, elements[0])
         return self.push_triples(time, dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
 
     def push_triples(self, time: int, triples: Iterable[Triple]) -> list[OutputGraph]:
