@@ -55,3 +55,8 @@ def test_no_benchmarks_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     monkeypatch.chdir(tmp_path)
     assert cli.main(["bench", "dotr"]) == 2
     assert "no benchmarks in this installation" in capsys.readouterr().err
+
+
+def test_bench_names_may_use_hyphens() -> None:
+    done = chronolog("bench", "spark-stream", "--help")
+    assert done.returncode == 0 and "bench_spark_stream.py" in done.stdout, done.stderr

@@ -205,19 +205,20 @@ def _bench(args: argparse.Namespace) -> int:
         raise ChronologError(f"no benchmarks in {where}: they live in the benchmarks/ folder of chronolog's "
                              "source tree (run chronolog from a checkout, or set CHRONOLOG_BENCHMARKS=DIR)")
     scripts = {p.stem[len("bench_"):]: p for p in sorted(folder.glob("bench_*.py"))}
-    if args.name not in scripts:
+    name = args.name.replace("-", "_") if args.name else None  # bench barbieri-fig7 runs bench_barbieri_fig7.py
+    if name not in scripts:
         lines = []
-        for name, path in scripts.items():
+        for script, path in scripts.items():
             doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-            lines.append(f"  {name:<16} {doc.splitlines()[0] if doc else ''}")
+            lines.append(f"  {script:<16} {doc.splitlines()[0] if doc else ''}")
         listing = "\n".join(lines)
-        if args.name is None:
+        if name is None:
             print(f"benchmarks in {folder} (chronolog bench NAME --help for a benchmark's options):\n{listing}")
             return 0
         raise ChronologError(f"no benchmark {args.name!r} in {folder}; the benchmarks are:\n{listing}")
     src = str(Path(__file__).resolve().parents[1])  # the chronolog the benchmark imports is this one
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, str(scripts[args.name]), *args.args], env=env).returncode
+    return subprocess.run([sys.executable, str(scripts[name]), *args.args], env=env).returncode
 
 
 def _add_program_arguments(parser: argparse.ArgumentParser) -> None:
