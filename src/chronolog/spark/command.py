@@ -156,7 +156,8 @@ def add_run_spark_arguments(parser: argparse.ArgumentParser) -> None:
                        help="available-now (process what is there, then stop; the default for a stream file) "
                             "or an interval such as '2 seconds' (the default for a directory: 1 second)")
     group.add_argument("--max-elements-per-batch", type=int, default=0, metavar="N",
-                       help="at most N stream elements per micro-batch (default: all available)")
+                       help="at most N stream elements per micro-batch (default: what is available, up to 50,000 "
+                            "past the last batch: the driver holds a bounded part of a stream file)")
     group.add_argument("--partitions", type=int, default=0, metavar="N",
                        help="enrichment tasks per micro-batch (default: Spark's default parallelism)")
     group.add_argument("--rate", type=float, default=0.0, metavar="N",

@@ -46,6 +46,7 @@ from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, jsonl_time, LineError,
 from chronolog.terms import TermDictionary
 
 END_SEQ = 1 << 62  # the end-of-stream row comes after every element of its time
+READ_AHEAD = 50_000  # elements a batch may read past the last committed one (option readAhead)
 SCHEMA = "kind string, stream string, time long, seq long, payload string, syntax string, place string"
 FORMAT_NAME = "chronolog"
 
@@ -114,6 +115,8 @@ def _trig_records(path: Path, first_seq: int, label: str, ms_per_unit: int | Dec
             return
         element, place = item
         nt = "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in element.triples)
+        if dictionary.reclaim_due:
+            dictionary.reclaim(())  # the element is text now: no id is used again
         yield Record(first_seq, element.time, nt, "nt", place)
         first_seq += 1
 
@@ -142,38 +145,64 @@ class StreamScanner:
         self.records: dict[int, Record] = {}
         self.running_max: dict[int, int | None] = {}  # seq -> max element time up to seq
         self.count = 0
+        self.drained = False  # the last scan reached the end of every file present
         self._files: set[str] = set()
+        self._reading: Iterator[Record] | None = None  # the file being read, where the last scan stopped
         self._max: int | None = None
+        self._settled: tuple[int, int | None] = (0, None)  # what committed batches settled (see forget)
 
-    def scan(self) -> None:
-        """Read the files that appeared since the last scan."""
-        files = stream_files(self.path) if self.is_dir else [self.path]
-        for file in files:
-            if file.name in self._files:
-                continue
-            self._files.add(file.name)
-            kind = STREAM_FORMAT_BY_EXTENSION.get(file.suffix)
-            if kind == "trig":
-                records = _trig_records(file, self.count, f"f{len(self._files)}", self.ms_per_unit)
-            else:
-                records = _jsonl_records(file, self.count, self.ms_per_unit)
-            for record in records:
+    def scan(self, limit: int) -> None:
+        """Read on, from where the last scan stopped, until ``limit`` elements are seen or
+        the files present are read to their end (a directory's new files included).
+
+        Reading stops at the limit so that the driver holds a bounded part of the stream
+        whatever the size of its files: the elements not yet settled by a committed batch."""
+        while self.count < limit:
+            if self._reading is None:
+                self._reading = self._next_file()
+                if self._reading is None:
+                    self.drained = True
+                    return
+            for record in self._reading:
                 self._add(record)
+                if self.count >= limit:
+                    self.drained = False
+                    return
+            self._reading = None
+
+    def _next_file(self) -> Iterator[Record] | None:
+        """The records of the next file not read yet, in name order."""
+        files = stream_files(self.path) if self.is_dir else [self.path]
+        file = next((f for f in files if f.name not in self._files), None)
+        if file is None:
+            return None
+        self._files.add(file.name)
+        if STREAM_FORMAT_BY_EXTENSION.get(file.suffix) == "trig":
+            return _trig_records(file, self.count, f"f{len(self._files)}", self.ms_per_unit)
+        return _jsonl_records(file, self.count, self.ms_per_unit)
 
     def _add(self, record: Record) -> None:
-        self.records[record.seq] = record
         if record.time is not None and self._max is not None and record.time < self._max - self.lateness:
             record.late = True
         if record.time is not None and (self._max is None or record.time > self._max):
             self._max = record.time
-        self.running_max[record.seq] = self._max
         self.count = record.seq + 1
+        if not self._is_settled(record):  # read again after a restart, before what was committed: not kept
+            self.records[record.seq] = record
+            self.running_max[record.seq] = self._max
+
+    def _is_settled(self, record: Record) -> bool:
+        n, released = self._settled
+        return record.seq < n and (record.time is None or (released is not None and record.time <= released))
 
     def forget(self, n: int, released: int | None) -> None:
-        """Drop what a committed batch settled: elements before ``n`` at or before ``released``."""
+        """Drop what a committed batch settled: elements before ``n`` at or before ``released``
+        (late and malformed ones included: they travelled in that batch), and remember the
+        bound, so that reading the stream again after a restart does not hold them either."""
+        if n > self._settled[0]:
+            self._settled = (n, released)
         for seq in [s for s in self.records if s < n]:
-            record = self.records[seq]
-            if record.time is None or (released is not None and record.time <= released):
+            if self._is_settled(self.records[seq]):
                 del self.records[seq]
                 self.running_max.pop(seq, None)
 
@@ -194,7 +223,9 @@ class SocketScanner(StreamScanner):
         self.records = {}
         self.running_max = {}
         self.count = 0
+        self.drained = False
         self._max = None
+        self._settled = (0, None)
         self._lineno = 0
         self._receiver: tuple[queue.SimpleQueue, threading.Event] | None = None
         self.closed = False  # the peer has closed the connection: the stream has ended
@@ -221,18 +252,19 @@ class SocketScanner(StreamScanner):
     def wait_until_closed(self) -> None:
         self._connect()[1].wait()
 
-    def scan(self) -> None:
+    def scan(self, limit: int) -> None:
         lines, closed = self._connect()
         self.closed = closed.is_set()  # checked before draining: every line sent before the close is queued
-        while True:
+        while self.count < limit:
             try:
                 raw = lines.get_nowait()
             except queue.Empty:
-                return
+                break
             self._lineno += 1
             record = _jsonl_record(raw, self.address, self._lineno, self.count, self.ms_per_unit)
             if record is not None:
                 self._add(record)
+        self.drained = lines.empty()
 
 
 def complete_until(scanner: StreamScanner, n: int, final: bool) -> float | None:
@@ -316,6 +348,7 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
                 for name, path in json.loads(options["streams"]).items()}
             self.rate = float(options.get("rate", 0))  # elements per second, 0 = as fast as possible
             self.max_per_batch = int(options.get("maxElementsPerBatch", 0))
+            self.read_ahead = int(options.get("readAhead", READ_AHEAD))
             self.partitions_wanted = int(options.get("partitions", 2))
             self.final = {name: not scanner.is_dir for name, scanner in self.scanners.items()}
             self._clock: tuple[float, dict[str, int]] | None = None
@@ -337,10 +370,12 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
             ns: dict[str, int] = {}
             finals: dict[str, bool] = {}
             for name, scanner in self.scanners.items():
-                scanner.scan()
+                first = started.get(name, 0)
+                scanner.forget(first, start["t"])  # committed: after a restart, read past it without holding it
+                scanner.scan(first + (limit.max_rows if isinstance(limit, ReadMaxRows) else self.read_ahead))
                 if isinstance(scanner, SocketScanner) and scanner.closed:
                     self.final[name] = True  # under any trigger: a closed connection sends nothing more
-                first, n = started.get(name, 0), scanner.count
+                n = scanner.count
                 if self.rate:
                     if self._clock is None:
                         self._clock = (_time.monotonic(), dict(started))
@@ -349,7 +384,7 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
                 if isinstance(limit, ReadMaxRows):
                     n = min(n, first + limit.max_rows)
                 ns[name] = max(n, first)
-                finals[name] = self.final[name] and ns[name] == scanner.count
+                finals[name] = self.final[name] and ns[name] == scanner.count and scanner.drained
             return {"n": ns, "t": release_bound(self.scanners, ns, start["t"], finals), "end": all(finals.values())}
 
         def partitions(self, start: dict, end: dict) -> list:
@@ -358,7 +393,8 @@ def _source_classes():  # -> the DataSource class, built on first use (pyspark i
                     # A batch replayed from the offset log after a restart: Spark plans it
                     # without calling latestOffset first, so this reader has not read the
                     # stream yet (an empty batch here would lose its elements, and the state).
-                    scanner.scan()
+                    scanner.forget(start["n"].get(name, 0), start["t"])
+                    scanner.scan(end["n"][name])
             return [RowsPartition(rows) for rows in batch_rows(self.scanners, start, end, self.partitions_wanted)]
 
         def read(self, partition) -> Iterator[tuple]:
