@@ -138,13 +138,8 @@ def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
             out.write(json.dumps({"time": time, "graph": ttl(triples)}) + "\n")
 
 
-def without_feedback(case) -> bool:
-    """FEEDBACK rules run in-process only (the Spark runner refuses them, as tested below)."""
-    return not any(rule.feedback for rule in case[0].rules)
-
-
 @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(cases().filter(without_feedback))
+@given(cases())
 def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
     program, background, strata, stream = case
     from reference.datalog import render as render_datalog
@@ -338,6 +333,15 @@ def test_directory_source_takes_files_as_they_land(spark, tmp_path: Path) -> Non
     assert summary.batches >= 2
 
 
-def test_feedback_programs_are_refused_on_spark(capsys) -> None:
-    assert cli.main(["run", str(EXAMPLES / "building")]) == 2
-    assert "--runner inprocess" in capsys.readouterr().err
+def test_feedback_programs_run_on_spark_as_in_process(spark, tmp_path: Path) -> None:
+    """The building example (fires fed back as input) on Spark, under one key, in three
+    micro-batches: the same graphs as in-process, fed-back time points included."""
+    outputs = {}
+    for runner in ("inprocess", "spark"):
+        outputs[runner] = tmp_path / f"{runner}.trig"
+        extra = ["--max-elements-per-batch", "3"] if runner == "spark" else []
+        assert cli.main(["run", str(EXAMPLES / "building"), "--runner", runner, "-o", str(outputs[runner]),
+                         *extra]) == 0
+    spark_text = outputs["spark"].read_text()
+    assert spark_text == outputs["inprocess"].read_text() and ":Evacuation" in spark_text.replace(
+        "<http://example.org/Evacuation>", ":Evacuation")

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Sequence
 
 from chronolog import cep
 from chronolog.cep.partition import RuleGroup, partition_rules
-from chronolog.errors import ChronologError
 from chronolog.formats import parse_terms
 from chronolog.lang.dotr.lowering import firing_names, value_decoder
 from chronolog.program import GraphOutput, Inputs, Plan, Prepared, Processed, ProgramSpec, Record
@@ -36,10 +35,6 @@ class DotrPlan(Plan):
     through that group's temporal engine."""
 
     def __init__(self, program: DotrProgram) -> None:
-        if program.feedback_rules:  # an output would have to go back into the source: a cycle
-            names = ", ".join(sorted(program.feedback_rules))
-            raise ChronologError(f"rules with FEEDBACK ({names}) run with --runner inprocess only: on Spark their "
-                                 "output graphs cannot go back into the input stream")
         self.program = program
         dictionary = program.dictionary
         self.groups: list[RuleGroup] = partition_rules([r.rule for r in program.rules.values()], program.attributes)

@@ -54,7 +54,7 @@ from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
 from chronolog.program import (
-    GRAPHS, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
+    GRAPHS, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
 )
 from chronolog.program.outputs import graph_text
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
@@ -405,12 +405,17 @@ class DotrProgram(Program):
         for rule, delay in self.feedback_rules.items():
             unit = "time unit" if delay == 1 else "time units"
             lines.append(f"  feedback: the output graphs of {rule} are input again {delay:,} {unit} later")
+        if self.feedback_rules:
+            lines.append("  on Spark: the whole program under one key (its outputs go back into its input)")
         return lines
 
     def plan(self) -> Plan:
+        """Per group and key (``DotrPlan``); a program with FEEDBACK runs whole under one key
+        (``GlobalPlan``): its outputs go back into its input, a cycle that cannot cross the
+        split between the stateless stage and the keyed one."""
         from chronolog.lang.dotr.plan import DotrPlan
 
-        return DotrPlan(self)
+        return GlobalPlan(self) if self.feedback_rules else DotrPlan(self)
 
     def report(self) -> str:
         return self.stats.report()
