@@ -4,6 +4,8 @@ not clobber an input nor be half-written, and the late and error policies of
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import glob
 import os
 import tempfile
 from pathlib import Path
@@ -54,15 +56,30 @@ def atomic_file(path: str) -> Iterator[str]:
     with an error: what was output before the error is kept). Readers never see a
     half-written file, and two runs writing the same path do not interleave."""
     target = Path(path)
+    folder = target.parent or Path(".")
     try:
-        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent or ".")
+        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=folder)
     except OSError as exc:
         raise ChronologError(f"-o {path}: cannot write there ({exc.strerror})") from None
-    os.close(handle)
+    fcntl.flock(handle, fcntl.LOCK_EX)  # held while this run writes: an unlocked partial file is a dead run's
+    _remove_dead_partials(folder, target.name)
     try:
         yield partial
     finally:
         os.replace(partial, target)
+        os.close(handle)
+
+
+def _remove_dead_partials(folder: Path, name: str) -> None:
+    """Remove the partial files of runs that died writing ``name`` (killed with no chance to
+    rename them): those no live run holds a lock on (this run's own is locked too)."""
+    for stale in folder.glob(f".{glob.escape(name)}.*.partial"):
+        try:
+            with open(stale, "rb") as held:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                stale.unlink()
+        except OSError:  # locked by a live run, or gone already
+            continue
 
 
 def late_policy(mode: str, input_kind: str, dictionary: TermDictionary, ms_per_unit=1) -> LatePolicy:

@@ -35,6 +35,7 @@ import itertools
 import json
 import os
 import re
+import stat
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -147,12 +148,20 @@ def group_time_points(elements: Iterable[StreamElement]) -> Iterator[tuple[int, 
         yield time, list(group)
 
 
+def _is_pipe(path: str | os.PathLike[str]) -> bool:
+    """A named pipe: a stream written by another process as it is read (``mkfifo``)."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def check_stream_file(source: str | os.PathLike[str]) -> None:
     """A clear error unless ``source`` is a readable stream file."""
     if os.path.isdir(source):
         raise ChronologError(f"{source}: is a directory, not a stream file (a directory that files land in "
                              "needs --runner spark)")
-    if not os.path.isfile(source):
+    if not (os.path.isfile(source) or _is_pipe(source)):
         raise ChronologError(f"{source}: no such stream file")
     if not os.access(source, os.R_OK):
         raise ChronologError(f"{source}: cannot read the stream file (permission denied)")

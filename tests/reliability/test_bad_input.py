@@ -2,7 +2,10 @@
 lateness policy, one error policy, nothing lost, nothing silent, what came before kept."""
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -135,6 +138,33 @@ def test_an_inprocess_output_is_never_half_written(tmp_path: Path) -> None:
     code, times, _ = run("inprocess", tmp_path, [temp(1000, "s1", 45), smoke(3000, "s1")])
     assert code == 0 and times == ["3000"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "stream.jsonl"]
+
+
+def test_a_killed_runs_partial_output_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """kill -9 leaves the temporary file a run was writing; the next run writing the same
+    output removes it (unlocked: its run is dead), and leaves a live run's alone."""
+    dead = tmp_path / ".out.jsonl.dead.partial"
+    dead.write_text("half")
+    live = tmp_path / ".out.jsonl.live.partial"
+    live.write_text("being written")
+    with open(live, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        code, times, _ = run("inprocess", tmp_path, [temp(1000, "s1", 45), smoke(3000, "s1")])
+    assert code == 0 and times == ["3000"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.jsonl.live.partial", "out.jsonl", "stream.jsonl"]
+
+
+def test_a_stream_may_come_through_a_named_pipe(tmp_path: Path) -> None:
+    """A producer writes the stream as the run reads it (``mkfifo``)."""
+    pipe = tmp_path / "stream.jsonl"
+    os.mkfifo(pipe)
+    lines = [temp(1000, "s1", 45), smoke(3000, "s1")]
+    writer = threading.Thread(target=lambda: pipe.write_text("\n".join(lines) + "\n"))
+    writer.start()
+    out = tmp_path / "out.jsonl"
+    assert cli.main(["run", str(PROGRAM), "--stream", str(pipe), "--runner", "inprocess", "-o", str(out)]) == 0
+    writer.join()
+    assert [line.split("\t")[0] for line in canonical_output(out)] == ["3000"]
 
 
 @pytest.mark.spark
