@@ -23,7 +23,9 @@ from pathlib import Path
 import pyoxigraph
 from pyoxigraph import DefaultGraph, RdfFormat
 
-from chronolog.lang.registry import languages
+from chronolog import cli
+from chronolog.lang.registry import languages, load_spec
+from chronolog.program import ProgramSpec
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PREFIXES = {
@@ -102,6 +104,11 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.lang}/{self.name}"
+
+    def spec(self) -> ProgramSpec:
+        """The compiled program's spec, read from the case's arguments as ``chronolog run`` reads them."""
+        args = cli.build_parser().parse_args(self.arguments(Path("out")))
+        return load_spec(args.program, args.lang, cli._options(args))
 
     def arguments(self, output: Path) -> list[str]:
         """``chronolog run`` arguments (the runner is the caller's)."""

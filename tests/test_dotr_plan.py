@@ -22,14 +22,6 @@ DOTR_CASES = [c for c in cases() if c.lang == "dotr"]
 Rendered = tuple[int, str, tuple[str, ...]]
 
 
-def spec_of(case: Case) -> ProgramSpec:
-    options = json.loads((case.folder / "options.json").read_text()) if (case.folder / "options.json").exists() else {}
-    return load_spec(str(case.program), "dotr", Options(
-        tuple(str(case.folder / p) for p in options.get("background", [])),
-        tuple(str(case.folder / p) for p in options.get("rules", [])),
-        options.get("time_unit", "ms")))
-
-
 def example_spec(name: str) -> ProgramSpec:
     """The spec of examples/NAME: its program, background.ttl and Datalog rules."""
     folder = ROOT / "examples" / name
@@ -82,7 +74,7 @@ def both_runs(spec: ProgramSpec, streams: dict[str, Path]) -> tuple[list[Rendere
 
 @pytest.mark.parametrize("case", DOTR_CASES, ids=[c.id for c in DOTR_CASES])
 def test_plan_equals_inprocess_exactly_on_the_golden_cases(case: Case) -> None:
-    got, split = both_runs(spec_of(case), case.streams)
+    got, split = both_runs(case.spec(), case.streams)
     assert got, "the case detects nothing: the comparison would be empty"
     assert split == got
 

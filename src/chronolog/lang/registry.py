@@ -105,7 +105,9 @@ def compile_program(spec: ProgramSpec, dictionary: TermDictionary | None = None)
     """The program of ``spec``, compiled by its language."""
     language = language_named(spec.language)
     check_options(language, spec.options)
-    return language.compile(spec, dictionary)
+    program = language.compile(spec, dictionary)
+    program.dictionary.pin()  # its constants and background stay; the stream's terms may be reclaimed
+    return program
 
 
 def load_spec(path: str, language: str | None = None, options: Options | None = None) -> ProgramSpec:

@@ -142,7 +142,8 @@ class Program(ABC):
     def live_terms(self) -> Iterable[int] | None:
         """The ids of recent terms (:meth:`TermDictionary.reclaim`) that the program's state
         still refers to between time points: stored events, pending input. None (the
-        default) when the program cannot tell: its host then never reclaims terms."""
+        default) when the program cannot tell: its host then reclaims through the snapshot,
+        which names terms by their text (see ``reclaim_terms``)."""
         return None
 
     def plan(self) -> "Plan":
@@ -241,6 +242,10 @@ def reclaim_terms(program: Program, unread: Iterable[int] = ()) -> None:
         live = program.live_terms()
         if live is not None:
             dictionary.reclaim(chain(live, unread))
+        else:  # the state as text, every recent term but the unread forgotten, the state back
+            state = program.snapshot()
+            dictionary.reclaim(unread)
+            program.restore(state)
 
 
 class UnknownStreamError(ChronologError):
