@@ -63,7 +63,7 @@ class Maintenance(ABC):
         gone = [t for t in left if explicit.pop(t, None) is not None]
         new = [t for t in entered if t not in explicit]
         for t, last in entered.items():
-            if explicit.get(t, -1) < last:
+            if explicit.get(t, last) <= last:
                 explicit[t] = last
         return new, gone
 

@@ -184,7 +184,7 @@ class WindowedProgram(Program):
                     continue
                 for triple, last in change.entered:
                     counts[triple] += 1
-                    if entered.get(triple, -1) < last:
+                    if entered.get(triple, last) <= last:  # the latest instant it may stay to
                         entered[triple] = last
                 for triple in change.left:
                     counts[triple] -= 1

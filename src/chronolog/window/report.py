@@ -11,7 +11,7 @@ the stream, since time comes only from the stream.
 
 >>> from chronolog.window.scope import SlidingWindow, Bounds
 >>> w = [SlidingWindow(10, 5, Bounds.CSPARQL)]
->>> WindowClose().next(w, 0), WindowClose().next(w, 10), Periodic(3).next(w, 10)
+>>> WindowClose().next(w, 9), WindowClose().next(w, 10), Periodic(3).next(w, 10)
 (10, 15, 12)
 """
 from __future__ import annotations

@@ -62,9 +62,9 @@ class Schedule:
             yield from self._run(FOREVER, final=True)
 
     def _start(self, time: int) -> int:
-        """The instant before the first one worth trying: the policy's instants start at 0
-        (aligned), but none before the first item can enter a window."""
-        return min(w.first_instant(time) for w in self.windows) - 1
+        """The instant before the first one worth trying: none before the first item can
+        enter a window, nor before the window's own start (``Window.start_instant``)."""
+        return min(w.start_instant(time) for w in self.windows) - 1
 
     def _run(self, upto: int, final: bool) -> Iterator[Instant]:
         assert self.last is not None

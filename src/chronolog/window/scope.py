@@ -4,8 +4,11 @@ Time points are integers, so every time-based scope is a half-open interval ``[l
 of time points; the two bound conventions of the papers are two ways of placing it:
 
 - ``Bounds.CSPARQL`` (C-SPARQL's engine, the CSRBench oracle): windows aligned to 0, the
-  k-th (k >= 0) holds ``k*STEP <= time < k*STEP + RANGE`` and closes at ``k*STEP + RANGE``;
-  at instant t the scope is the last window closed at or before t (none before the first);
+  k-th holds ``k*STEP <= time < k*STEP + RANGE`` and closes at ``k*STEP + RANGE``; at
+  instant t the scope is the last window closed at or before t. No partial window at
+  start-up: the first window reported is the first at or after time 0 (k >= 0), or, for a
+  stream that starts before 0, the one its first item's time falls in the step of
+  (``start_instant``);
 - ``Bounds.RSEPQL`` (RSEP-QL Definition 3): with ``t' = floor(t/STEP)*STEP``, the items
   with ``t' - RANGE < time <= t'``.
 
@@ -15,8 +18,8 @@ as t grows, which is what lets :class:`chronolog.window.WindowBuffer` slide incr
 and lets a fact carry the last instant it can be in a window (``last_instant``).
 
 >>> w = SlidingWindow(10, 5, Bounds.CSPARQL)
->>> w.scope(9), w.scope(10), w.scope(17), w.next_instant(10)
-(None, Scope(lo=0, hi=10), Scope(lo=5, hi=15), 15)
+>>> w.start_instant(3), w.scope(10), w.scope(17), w.next_instant(10), w.start_instant(-7)
+(10, Scope(lo=0, hi=10), Scope(lo=5, hi=15), 15, 0)
 >>> SlidingWindow(5, 1, Bounds.RSEPQL).scope(12)
 Scope(lo=8, hi=13)
 """
@@ -67,6 +70,10 @@ class Window(ABC):
         """The first instant at which an item of time ``time`` is in the window."""
         return time
 
+    def start_instant(self, time: int) -> int:
+        """The first instant worth evaluating when the stream starts at ``time``."""
+        return self.first_instant(time)
+
 
 @dataclass(frozen=True)
 class SlidingWindow(Window):
@@ -87,14 +94,13 @@ class SlidingWindow(Window):
     def scope(self, t: int) -> Scope | None:
         if self.bounds is Bounds.CSPARQL:
             k = (t - self.range) // self.step
-            return None if k < 0 else Scope(k * self.step, k * self.step + self.range)
+            return Scope(k * self.step, k * self.step + self.range)
         top = t // self.step * self.step
         return Scope(top - self.range + 1, top + 1)
 
     def next_instant(self, after: int) -> int:
         if self.bounds is Bounds.CSPARQL:
-            k = max(0, (after - self.range) // self.step + 1)
-            return k * self.step + self.range
+            return ((after - self.range) // self.step + 1) * self.step + self.range
         return (after // self.step + 1) * self.step
 
     def last_instant(self, time: int) -> int:
@@ -104,8 +110,14 @@ class SlidingWindow(Window):
 
     def first_instant(self, time: int) -> int:
         if self.bounds is Bounds.CSPARQL:  # the close of the first window holding it
-            return max(0, (time - self.range) // self.step + 1) * self.step + self.range
+            return ((time - self.range) // self.step + 1) * self.step + self.range
         return -(-time // self.step) * self.step
+
+    def start_instant(self, time: int) -> int:
+        if self.bounds is Bounds.CSPARQL:  # no window begun before time 0, or before the first item's step
+            first = min(0, time // self.step)
+            return max(first, (time - self.range) // self.step + 1) * self.step + self.range
+        return self.first_instant(time)
 
 
 @dataclass(frozen=True)
