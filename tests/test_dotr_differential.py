@@ -69,13 +69,14 @@ class Differential:
         self.engine = Engine(self.text, background=[str(bg)], rules=rules)
         self.program, self.background, self.strata = program, list(background), strata
         self.pushed: dict[int, list] = {}
-        inner = self.engine.program.temporal.push
+        inner = self.engine.program.temporal.push_point
 
-        def recording(event):
-            self.pushed.setdefault(event.end, []).append(event)
-            return inner(event)
+        def recording(events):
+            for event in events:
+                self.pushed.setdefault(event.end, []).append(event)
+            return inner(events)
 
-        self.engine.program.temporal.push = recording  # observe the events and their order
+        self.engine.program.temporal.push_point = recording  # observe the events and their order
 
     # Fresh terms (urn:chronolog: IRIs, blank nodes) differ between the engine and the
     # reference; once fed back (FEEDBACK) they are attribute values of events. ``rename``
@@ -394,7 +395,7 @@ def rule_specs(draw, name: str, types: dict[str, tuple[tuple[str, ...], set[str]
         typ = draw(st.sampled_from(names))
         sel, n = draw(st.sampled_from(SELECTIONS))
         of = draw(st.sampled_from([it.alias for it in pattern]))
-        pattern.append(Item(typ, f"P{i}", sel, n, within=draw(st.integers(1, 8)), of=of))
+        pattern.append(Item(typ, f"P{i}", sel, n, within=draw(st.integers(0, 8)), of=of))
         earlier = draw(st.sampled_from(pattern[:-1]))
         if draw(st.integers(0, 2)):  # a parameter (usually), mostly on an attribute both events have
             where.append(draw(parameter(f"P{i}", typ, earlier.alias, earlier.type)))
@@ -410,7 +411,7 @@ def rule_specs(draw, name: str, types: dict[str, tuple[tuple[str, ...], set[str]
         if len(bound) > 1 and draw(st.booleans()):
             neg = Item(typ, "N", "not", between=(draw(st.sampled_from([b.alias for b in bound[1:]])), "T"))
         else:
-            neg = Item(typ, "N", "not", within=draw(st.integers(1, 6)), of=draw(st.sampled_from([b.alias for b in bound])))
+            neg = Item(typ, "N", "not", within=draw(st.integers(0, 6)), of=draw(st.sampled_from([b.alias for b in bound])))
         pattern.append(neg)
         if draw(st.booleans()):
             other = draw(st.sampled_from(bound))
@@ -426,7 +427,7 @@ def rule_specs(draw, name: str, types: dict[str, tuple[tuple[str, ...], set[str]
         if draw(st.booleans()):
             other = draw(st.sampled_from(bound))
             agg_where = (draw(parameter(typ, typ, other.alias, other.type)),)
-        return Agg(func, typ, attribute, within=draw(st.integers(1, 6)), of=of, where=agg_where)
+        return Agg(func, typ, attribute, within=draw(st.integers(0, 6)), of=of, where=agg_where)
 
     if draw(st.integers(0, 3)) == 0:
         where.append(Cond(aggregate(), draw(st.sampled_from([">", ">=", "<"])), draw(st.integers(0, 3))))

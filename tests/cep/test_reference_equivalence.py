@@ -7,6 +7,8 @@ that are often empty, and times that run far past every horizon so eviction happ
 """
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +31,7 @@ def scopes(draw: st.DrawFn, aliases: list[str], between: bool) -> Within | Betwe
         # mostly "between a predicate and the event it reaches back from" (non-empty)
         after = draw(st.sampled_from(aliases[1:] or aliases))
         return Between(after, draw(st.sampled_from(aliases)))
-    return Within(draw(st.integers(1, 8)), of=draw(st.sampled_from(aliases)))
+    return Within(draw(st.integers(0, 8)), of=draw(st.sampled_from(aliases)))
 
 
 @st.composite
@@ -126,6 +128,17 @@ def test_engine_matches_reference(rule_list: list[Rule], rows: list) -> None:
     reference = ReferenceTesla(rule_list)
     for ev in build(rows):
         assert engine.push(ev) == reference.push(ev), ev
+
+
+@SETTINGS
+@given(rule_sets(), STREAMS)
+def test_engine_matches_reference_by_time_points(rule_list: list[Rule], rows: list) -> None:
+    """A time point's events at once (``push_point``): within 0 sees them all, in any order."""
+    engine = engine_for(rule_list)
+    reference = ReferenceTesla(rule_list)
+    for _, point in itertools.groupby(build(rows), key=lambda ev: ev.end):
+        point = list(point)
+        assert engine.push_point(point) == reference.push_point(point), point
 
 
 def decode_id(value: object) -> object:

@@ -110,9 +110,9 @@ def test_predicate_with_a_between_scope(engine: TemporalEngine) -> None:
     rejects(engine, bad, RuleError, "predicates take 'within D from <event>'")
 
 
-def test_non_positive_duration(engine: TemporalEngine) -> None:
-    bad = rule(predicates=[Predicate("T", "Temp", last(), Within(0, of="S"))])
-    rejects(engine, bad, RuleError, "positive integer duration")
+def test_negative_duration(engine: TemporalEngine) -> None:
+    bad = rule(predicates=[Predicate("T", "Temp", last(), Within(-1, of="S"))])
+    rejects(engine, bad, RuleError, "non-negative integer duration")
 
 
 def test_aggregate_on_a_missing_attribute(engine: TemporalEngine) -> None:

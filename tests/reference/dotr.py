@@ -405,8 +405,8 @@ class ReferenceDotr:
         if order is not None:
             events = order(time, events)
         step = Step(time, events)
-        for ev in events:
-            for composite in self.tesla.push(ev):
+        for composites in self.tesla.push_point(events):
+            for composite in composites:
                 if composite.type in {r.name for r in self.program.rules}:
                     step.detections.append(self._graph(composite))
         for detection in step.detections:

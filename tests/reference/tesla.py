@@ -74,17 +74,31 @@ class ReferenceTesla:
         self.consumed: dict[str, set[int]] = {rule.name: set() for rule in self.rules}
 
     def push(self, event: Event) -> list[Event]:
-        queue = [event]
-        i = 0
-        while i < len(queue):
-            current = queue[i]
-            i += 1
-            seq = len(self.history)
+        return self.push_point([event])[0]
+
+    def push_point(self, events: Sequence[Event]) -> list[list[Event]]:
+        """The input events of one time point: all in the history before any fires (a
+        ``within 0`` scope sees them all); then each in turn, with the composite events
+        it leads to, first produced first."""
+        first = len(self.history)
+        self.history.extend(enumerate(events, first))
+        results = []
+        for seq, event in enumerate(events, first):
+            queue = [event]
             for rule in self.rules:
-                if rule.terminator.type == current.type:
-                    queue.extend(self.fire(rule, seq, current))
-            self.history.append((seq, current))
-        return queue[1:]
+                if rule.terminator.type == event.type:
+                    queue.extend(self.fire(rule, seq, event))
+            i = 1
+            while i < len(queue):
+                current = queue[i]
+                i += 1
+                seq = len(self.history)
+                for rule in self.rules:
+                    if rule.terminator.type == current.type:
+                        queue.extend(self.fire(rule, seq, current))
+                self.history.append((seq, current))
+            results.append(queue[1:])
+        return results
 
     # -- one firing ------------------------------------------------------------------
     def fire(self, rule: Rule, seq0: int, e0: Event) -> list[Event]:
@@ -148,6 +162,8 @@ class ReferenceTesla:
 
     @staticmethod
     def in_scope(scope: Within | Between, x: Event, bind: dict[str, Event]) -> bool:
+        if isinstance(scope, Within) and scope.duration == 0:  # the same time point, the event itself aside
+            return x.end == bind[scope.of].end and x is not bind[scope.of]
         if isinstance(scope, Within):
             ref = bind[scope.of].end
             return ref - scope.duration <= x.end < ref

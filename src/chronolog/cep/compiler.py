@@ -64,6 +64,7 @@ class RulePlan:
     terminator_type: str
     sources: tuple[Source, ...]
     reads: Mapping[str, int]
+    same_time: frozenset[str]  # types it reads within 0 of an event
     consumed_types: frozenset[str]
     fire: Callable[..., None]
     source: str
@@ -116,6 +117,7 @@ class _Compiler:
         self.indent = 1
         self.sources: list[Source] = []
         self.reads: dict[str, int] = {}
+        self.same_time: set[str] = set()  # types read within 0: the engine stores a time point's events first
         self.pattern: dict[str, _Scope] = {}
 
     # -- errors and lookups -------------------------------------------------------
@@ -161,8 +163,8 @@ class _Compiler:
 
     def check_duration(self, scope: Within, what: str) -> None:
         d = scope.duration
-        if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
-            raise self.fail(RuleError, f"{what}: 'within' needs a positive integer duration, got {d!r}")
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            raise self.fail(RuleError, f"{what}: 'within' needs a non-negative integer duration, got {d!r}")
 
     def check_condition(self, cond: Compare, where: str, own: dict[str, _Scope], aggregates: bool) -> None:
         if not isinstance(cond, Compare):
@@ -283,7 +285,12 @@ class _Compiler:
             self.emit(f"if tl{var} is not None:")
             self.indent += 1
         self.emit(f"tm{var} = tl{var}.times")
-        if isinstance(scope, Within):
+        if isinstance(scope, Within) and scope.duration == 0:  # the anchor's own time point
+            self.same_time.add(type)
+            anchor = self.pattern[scope.of].var
+            self.emit(f"lo{var} = bisect_left(tm{var}, t{anchor}, tl{var}.head)")
+            self.emit(f"hi{var} = bisect_right(tm{var}, t{anchor}, lo{var})")
+        elif isinstance(scope, Within):
             anchor = self.pattern[scope.of].var
             self.emit(f"lo{var} = bisect_left(tm{var}, t{anchor} - {self.const(scope.duration)}, tl{var}.head)")
             self.emit(f"hi{var} = bisect_left(tm{var}, t{anchor}, lo{var})")
@@ -356,6 +363,7 @@ class _Compiler:
             terminator_type=term.type,
             sources=tuple(self.sources),
             reads=dict(self.reads),
+            same_time=frozenset(self.same_time),
             consumed_types=self.checked_types,
             fire=self.namespace["fire"],
             source=source,
@@ -488,9 +496,10 @@ class _Compiler:
         self.emit(f"ev{var} = tl{var}.events")
         sel = pred.selection
         checks_consumed = scope.type.name in self.checked_types
+        itself = self.anchor_itself(pred.scope, scope.type.name)
         if checks_consumed or pred.alias in self.effective_consumed:
             self.emit(f"sq{var} = tl{var}.seqs")
-        if sel.kind != "each" and not conds and not checks_consumed:
+        if sel.kind != "each" and not conds and not checks_consumed and itself is None:
             # the n-th from either end, found without scanning
             if sel.kind == "last":
                 self.emit(f"j{var} = hi{var} - {sel.n}")
@@ -514,6 +523,9 @@ class _Compiler:
             self.emit(f"if sq{var}[j{var}] in consumed:")
             self.emit("    continue")
         self.bind_candidate(var, pred.alias)
+        if itself is not None:
+            self.emit(f"if e{var} is e{itself}:")
+            self.emit("    continue")
         self.emit_test(conds, {}, "continue")
         if counted:
             self.emit(f"c{var} += 1")
@@ -524,6 +536,13 @@ class _Compiler:
         if sel.kind != "each":
             self.indent = level
             self.emit("break")
+
+    def anchor_itself(self, scope: Scope, type: str) -> str | None:
+        """The variable of the anchor event when ``scope`` is ``within 0`` of an event of
+        the same type: that event is in its own time point, but never in its own scope."""
+        if isinstance(scope, Within) and scope.duration == 0 and self.pattern[scope.of].type.name == type:
+            return self.pattern[scope.of].var
+        return None
 
     def bind_candidate(self, var: str, alias: str) -> None:
         self.bind(var, f"j{var}")
@@ -555,13 +574,17 @@ class _Compiler:
         self.emit(f"found{var} = False")
         level = self.indent
         conds = self.open_scope(var, scope.type.name, neg.alias, neg.scope, neg.where, scope.depth)
-        if not conds:
+        itself = self.anchor_itself(neg.scope, scope.type.name)
+        if not conds and itself is None:
             self.emit(f"found{var} = hi{var} > lo{var}")
         else:
             self.emit(f"ev{var} = tl{var}.events")
             self.emit(f"for j{var} in range(lo{var}, hi{var}):")
             self.indent += 1
             self.bind(var, f"j{var}")
+            if itself is not None:
+                self.emit(f"if e{var} is e{itself}:")
+                self.emit("    continue")
             self.emit_test(conds, own, None)
             self.emit(f"found{var} = True")
             self.emit("break")
@@ -582,11 +605,15 @@ class _Compiler:
             value = f"x[3][{self.const(agg.attribute)}]"
             if self.decode is not None:
                 value = f"DEC({value})"
-        if not conds:
+        itself = self.anchor_itself(agg.scope, scope.type.name)
+        if not conds and itself is None:
             self.emit(f"vals{var} = [{value} for x in tl{var}.events[lo{var}:hi{var}]]")
         else:
             self.emit(f"for x in tl{var}.events[lo{var}:hi{var}]:")
             self.indent += 1
+            if itself is not None:
+                self.emit(f"if x is e{itself}:")
+                self.emit("    continue")
             self.emit(f"e{var} = x")
             self.emit(f"a{var} = x[3]")
             self.emit(f"t{var} = x[2]")

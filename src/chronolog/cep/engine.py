@@ -4,14 +4,18 @@ Order of processing (so that results never depend on anything but the input orde
 events are processed in arrival order; an event fires the rules it terminates in
 registration order, and is stored afterwards; the composite events it produces are then
 processed the same way, first produced first (breadth-first), before the next input
-event. ``push`` returns every composite event produced, in that order. Because a scope
-only reaches events strictly before its reference event, the events of one time point
-never select each other; arrival order within a time point only decides ties between
-equal times (``last`` prefers the later arrival) and which firing consumes first.
+event. ``push`` returns every composite event produced, in that order. A ``within D``
+scope with D > 0 reaches events strictly before its reference event, so those events of
+one time point never select each other; ``within 0`` reaches the reference event's own
+time point, and ``push_point`` takes a time point's input events at once, storing those
+that such a scope reads before any fires, so that they see each other whatever their
+order (composite events of the time point are seen once produced). Arrival order within
+a time point only decides ties between equal times (``last`` prefers the later arrival)
+and which firing consumes first.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from chronolog.cep.compiler import Decoder, RulePlan
 from chronolog.cep.errors import EventError
@@ -79,6 +83,7 @@ class TemporalEngine:
         self._dispatch = dispatch
         # composite types some rule reads: only these are stored or fire rules
         self._feeding = frozenset(t for t in (*dispatch, *self._state.stores) if self.rules.types[t].derived)
+        self._same_time = frozenset(t for plan in self.rules.plans for t in plan.same_time)
 
     # -- events ----------------------------------------------------------------------
     @property
@@ -114,8 +119,66 @@ class TemporalEngine:
             push(event, out)
         return out
 
-    def _push(self, event: Event, out: list[Event]) -> None:
-        """Process one input event, appending the composite events it produced to ``out``."""
+    def push_point(self, events: Sequence[Event]) -> list[list[Event]]:
+        """Process the input events of one time point; the composite events each produced.
+
+        Events read ``within 0`` of another (the same time point) are stored before any
+        fires a rule, so that each sees all of them whatever their order; otherwise this
+        is ``push`` of each in turn."""
+        if len(events) < 2 or not self._same_time:
+            results = []
+            for event in events:
+                out: list[Event] = []
+                self._push(event, out)
+                results.append(out)
+            return results
+        for event in events:
+            self._check(event)
+        time = events[0][2]
+        if any(event[2] != time for event in events):
+            raise EventError(f"push_point takes the events of one time point, got times "
+                             f"{sorted({event[2] for event in events})}")
+        if not self._advance(time):
+            for event in events:
+                self._late(event)
+            return [[] for _ in events]
+        state = self._state
+        stored: dict[int, int] = {}  # id(event) -> its sequence number, for the events stored first
+        for event in events:
+            store = state.stores.get(event[0]) if event[0] in self._same_time else None
+            if store is not None:
+                stored[id(event)] = state.seq
+                store.append(event, state.seq)
+                state.seq += 1
+        results = []
+        for event in events:
+            out: list[Event] = []
+            self._push(event, out, stored.get(id(event)))
+            results.append(out)
+        return results
+
+    def _check(self, event: Event) -> None:
+        required = self._inputs.get(event[0]) if isinstance(event, Event) else None
+        if required is None or event[1] > event[2] or not required <= event[3].keys():
+            raise self._malformed(event)
+
+    def _advance(self, time: int) -> bool:
+        """Move the engine to ``time`` (evicting what no scope reaches any more); False when
+        ``time`` is before the engine's current time (the event is late)."""
+        state = self._state
+        if time != state.now:
+            if time < state.now:
+                return False
+            state.now = time
+            if time >= state.evict_at:
+                state.evict()
+        return True
+
+    def _push(self, event: Event, out: list[Event], stored: int | None = None) -> None:
+        """Process one input event, appending the composite events it produced to ``out``:
+        fire the rules it terminates, store it (unless it is already, under the sequence
+        number ``stored``), then the same for the composite events it leads to. (The checks
+        of ``_check`` and ``_advance`` are written out here: this is the hot path.)"""
         state = self._state
         required = self._inputs.get(event[0]) if isinstance(event, Event) else None
         if required is None or event[1] > event[2] or not required <= event[3].keys():
@@ -136,8 +199,11 @@ class TemporalEngine:
         i = len(out)
         current = event
         while True:
-            seq = state.seq
-            state.seq = seq + 1
+            if stored is None:
+                seq = state.seq
+                state.seq = seq + 1
+            else:
+                seq = stored
             handlers = dispatch.get(current[0])
             if handlers is not None:
                 for fire, runtime, plan in handlers:
@@ -146,8 +212,9 @@ class TemporalEngine:
                     except (ArithmeticError, TypeError, ValueError, LookupError) as exc:
                         raise self._failure(plan, current, exc) from exc
             store = stores.get(current[0])
-            if store is not None:
+            if store is not None and stored is None:
                 store.append(current, seq)
+            stored = None
             if not feeding:
                 return
             while i < len(out) and out[i][0] not in feeding:

@@ -6,10 +6,13 @@ and compiling happen at registration (``chronolog.cep.compiler``).
 
 Scopes (``t(e)`` is an event's time, its ``end``):
 
-- ``Within(D, of="Y")`` holds the events x with ``t(Y) - D <= t(x) < t(Y)``: an event
-  at the same time point as Y is *not* before Y, so the events of one time point never
-  select each other and the order of arrival within a time point cannot change which
-  combinations exist;
+- ``Within(D, of="Y")`` with D > 0 holds the events x with ``t(Y) - D <= t(x) < t(Y)``:
+  an event at the same time point as Y is *not* before Y, so these scopes never join the
+  events of one time point and the order of arrival within a time point cannot change
+  which combinations exist;
+- ``Within(0, of="Y")`` holds the events x of Y's own time point, ``t(x) = t(Y)``, Y
+  itself excepted: for events that happen together (``TemporalEngine.push_point`` takes
+  a time point's events at once, so that they all see each other);
 - ``Between("X", "Y")`` holds the events z with ``t(X) < t(z) < t(Y)`` (empty unless X
   is before Y); it is for negations and aggregates.
 """
@@ -25,7 +28,7 @@ from chronolog.cep.policies import Consumption, Selection, no_consumption
 
 @dataclass(frozen=True)
 class Within:
-    """Events in ``[t(of) - duration, t(of))``; ``duration`` is a positive integer."""
+    """Events in ``[t(of) - duration, t(of))``, or of ``of``'s time point when ``duration`` is 0."""
 
     duration: int
     of: str

@@ -222,8 +222,8 @@ class Lowering:
             duration = parse_duration(scope.duration or "", ms_per_unit=self.ms_per_unit)
         except TimeFormatError as exc:
             raise self.error(str(exc), scope.pos) from None
-        if duration <= 0:
-            raise self.error("a WITHIN duration must be positive", scope.pos)
+        if duration < 0:
+            raise self.error("a WITHIN duration must not be negative (WITHIN 0: the same time point)", scope.pos)
         return cep.Within(duration, scope.first)
 
     def compare(self, cond: Condition) -> cep.Compare:

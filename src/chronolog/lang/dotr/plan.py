@@ -13,6 +13,7 @@ reads them; a key's state is its temporal engine's snapshot, whose events hold t
 """
 from __future__ import annotations
 
+import itertools
 import pickle
 from dataclasses import replace
 from functools import lru_cache
@@ -117,13 +118,17 @@ class DotrPlan(Plan):
         temporal.restore(snapshot or self.empty[group])
         attributes = program.attributes
         out = []
-        for time, seq, etype, values in sorted(events, key=lambda e: (e[0], e[1])):
-            composites = temporal.push(cep.Event(etype, time, time, dict(zip(attributes[etype], values))))
-            for composite, name in firing_names(time, seq, composites):
-                lowered = program.rules[composite.type]
-                attrs = {a: self.term_id(v) if isinstance(v, str) and a not in lowered.aggregated else v
-                         for a, v in composite.attrs.items()}
-                out.append(program.graph(composite._replace(attrs=attrs), name))
+        events = sorted(events, key=lambda e: (e[0], e[1]))
+        for time, at_time in itertools.groupby(events, key=lambda e: e[0]):
+            point = list(at_time)  # a time point's events at once: they may be read within 0 of each other
+            fired = temporal.push_point([cep.Event(etype, time, time, dict(zip(attributes[etype], values)))
+                                         for _, _, etype, values in point])
+            for (_, seq, _, _), composites in zip(point, fired):
+                for composite, name in firing_names(time, seq, composites):
+                    lowered = program.rules[composite.type]
+                    attrs = {a: self.term_id(v) if isinstance(v, str) and a not in lowered.aggregated else v
+                             for a, v in composite.attrs.items()}
+                    out.append(program.graph(composite._replace(attrs=attrs), name))
         if temporal.stored_event_count() == 0:  # nothing a later event could combine with
             return None, temporal.now, out
         return temporal.snapshot(), temporal.now, out

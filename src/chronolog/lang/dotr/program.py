@@ -258,8 +258,7 @@ class DotrProgram(Program):
         clock = _time.perf_counter
         events = self.events(time, triples)
         t2 = clock()
-        push = self.temporal.push
-        fired = [(seq, push(event)) for seq, event in enumerate(events)]
+        fired = list(enumerate(self.temporal.push_point(events)))
         t3 = clock()
         out = [self.graph(composite, name) for seq, composites in fired if composites
                for composite, name in firing_names(time, seq, composites)]
