@@ -16,7 +16,7 @@ from functools import partial
 from typing import Callable, Mapping
 
 from chronolog.errors import ChronologError
-from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, is_variable
+from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, Term, is_variable
 from chronolog.lang.rspql.syntax import RspqlQuery
 from chronolog.program.contract import Inputs, Program, ProgramSpec
 from chronolog.program.outputs import SOLUTIONS, Output, Solution, SolutionsOutput
@@ -140,7 +140,7 @@ def _bgp(triples: tuple, graph: set, ids: Mapping[str, int]) -> list[dict[str, i
     return solutions
 
 
-def _constants(e: Pattern) -> set[str]:
+def _constants(e: Pattern) -> set[Term]:
     if isinstance(e, Event):
         return {t for tr in e.triples for t in tr if not is_variable(t)}
     if isinstance(e, Seq):
@@ -166,7 +166,8 @@ class MatchProgram(Program):
         self.windows = {w.name: (w.stream, w.window) for w in tree.windows}  # all set the instants
         policy: ReportPolicy = WindowClose() if tree.instants is None else EvaluateAt(tree.instants)
         self.schedule = Schedule(self.windows, policy)
-        self.ids = {iri: self.dictionary.iri(iri) for iri in _constants(self.pattern)}
+        self.ids = {t: self.dictionary.iri(t) if isinstance(t, str) else self.dictionary.encode(t)
+                    for t in _constants(self.pattern)}
         self.inputs: dict[str, frozenset] | None = None  # unconsumed triples per window (P^c, P^r)
         self.snapshots: dict[str, frozenset] = {}  # SDS_w at the previous evaluation
         self.used: frozenset = frozenset()  # what the previous answer used
