@@ -15,7 +15,7 @@ from chronolog.program import ProgramSpec
 from chronolog.program.contract import Options
 from chronolog.window.scope import Bounds, LandmarkWindow, SlidingWindow, Window
 from pyoxigraph import Literal, NamedNode
-from reference.rsepql import answers
+from reference.rsepql import answers, bgp, joined, snapshot
 
 E = "http://e/"
 HEAD = "PREFIX : <http://e/>\nREGISTER {r2s} :q AS\nSELECT *\n"
@@ -85,8 +85,10 @@ MATCH = "FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE {{ MATCH ( {e} ) }}"
     (MATCH.format(e="EVENT :w { ?x :p ?y } AND EVENT :w { ?y :q ?z }"), "q.rspql:5:39:", "expected ')' to close MATCH"),
     (MATCH.format(e="EVENT :w { }"), "q.rspql:5:23:", "needs at least one triple pattern"),
     (MATCH.format(e="(EVENT :w { ?x :p ?y }"), "q.rspql:5:42:", "expected ')' to close MATCH"),
-    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE { MATCH ( EVENT :w { ?x :p ?y } ) WINDOW :w { ?x :p ?o } }",
-     "q.rspql:5:9:", "for now a MATCH ( E ) stands alone"),
+    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE { MATCH ( EVENT :w { ?x :p ?y } ) MATCH ( EVENT :w { ?x :p ?o } ) }",
+     "q.rspql:5:41:", "a query has one MATCH ( E )"),
+    ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nWHERE { MATCH ( EVENT :w { ?x :p ?y }\n SEQ EVENT :w { ?y :q ?z } ) ?x :r }",
+     "q.rspql:6:30:", "syntax error"),
     ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nCONSUME LATEST\nWHERE { MATCH ( EVENT :w { ?x :p ?y } ) }",
      "q.rspql:5:9:", "expected UNRESTRICTED, CHRONOLOGICAL or RECENT after CONSUME"),
     ("FROM NAMED WINDOW :w ON :s [RANGE 5 STEP 1]\nCONSUME RECENT\nWHERE { WINDOW :w { ?x :p ?y } }",
@@ -237,3 +239,38 @@ def test_literals_in_an_event_pattern_are_read_and_matched() -> None:
     assert run(text, stream) == {4: [([("x", E + "s1")], 1, 2)]}
     with pytest.raises(ChronologSyntaxError, match="expected the datatype's IRI after"):
         program(text.replace("^^xsd:decimal", "^^nope:decimal"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(patterns, windows, windows, streams, st.lists(st.integers(4, 18), min_size=1, max_size=5),
+       st.sampled_from(list(Consumption)), st.sampled_from(["w1", "w2"]), st.one_of(st.tuples(triple), st.tuples(triple, triple)),
+       st.integers(0, 17))
+def test_a_match_joined_with_a_window_pattern_agrees_with_the_reference(pattern, w1, w2, stream, instants, policy,
+                                                                         window, triples, cut) -> None:
+    """SPARQL's Join of MATCH's event mappings (each with its interval) and a WINDOW pattern's
+    solutions over the window's content, under every consumption policy."""
+    text = (HEAD.format(r2s="RSTREAM") + f"FROM NAMED WINDOW :w1 ON :s {window_text(w1)}\n"
+            f"FROM NAMED WINDOW :w2 ON :s {window_text(w2)}\nEVALUATE AT {', '.join(map(str, instants))}\n"
+            f"CONSUME {policy.name}\nWHERE {{ MATCH ( {show(pattern)} ) {show(Event(window, triples))[6:].replace(':', 'WINDOW :', 1)} }}")
+    spec = {"w1": ("s", w1), "w2": ("s", w2)}
+    want = {}
+    for t, events in answers(pattern, spec, {"s": stream}, instants, policy):
+        rows = joined(events, bgp(triples, snapshot(spec[window][1], stream, t), {}))
+        if rows:
+            want[t] = expected(rows)
+    assert run(text, stream) == want
+    assert run(text, stream, snapshot_at=cut) == want
+
+
+@pytest.mark.parametrize("query, times", [
+    ("SELECT ?x ?n WHERE { MATCH ( EVENT :w { ?x :p ?y } ) { SELECT (COUNT(*) AS ?n) WHERE { WINDOW :w { ?a :q ?b } } } }",
+     {3: [([("n", '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'), ("x", E + "a1")], 1, 1)]}),
+    ("SELECT ?x WHERE { MATCH ( EVENT :w { ?x :p ?y } ) FILTER NOT EXISTS { WINDOW :w { ?y :q ?z } } }", {}),
+    ("SELECT ?x ?z WHERE { MATCH ( EVENT :w { ?x :p ?y } ) OPTIONAL { WINDOW :w { ?y :r ?z } } }",
+     {3: [([("x", E + "a1")], 1, 1)]}),
+])
+def test_a_match_is_a_graph_pattern_among_others(query: str, times: dict) -> None:
+    text = (HEAD.format(r2s="RSTREAM").replace("SELECT *\n", "") + "FROM NAMED WINDOW :w ON :s [FROM 0]\nEVALUATE AT 3\n"
+            ).replace("REGISTER RSTREAM :q AS\n", "REGISTER RSTREAM :q AS\n" + query.split(" WHERE")[0] + "\n")
+    text += "WHERE" + query.split(" WHERE", 1)[1]
+    assert run(text, [(1, graph("a1 p b1")), (2, graph("b1 q c1"))]) == times

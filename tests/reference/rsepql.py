@@ -169,3 +169,10 @@ def answers(pattern: Pattern, windows: Mapping[str, tuple[str, Window]], streams
         previous = snaps
         out.append((t, events))
     return out
+
+
+def joined(events: dict[EventMapping, Used], solutions: Iterable[Mapping[str, str]]) -> list[EventMapping]:
+    """``MATCH E Join P`` (section 4.1's Join, Definition 6's MATCH): each event mapping
+    merged with each compatible solution of P, the event's interval kept beside it."""
+    return [(m | frozenset(s.items()), t1, t2) for m, t1, t2 in events for s in solutions
+            if _compatible(m, frozenset(s.items()))]

@@ -22,7 +22,8 @@ from bisect import bisect_right
 from collections import Counter
 from functools import partial
 from itertools import islice
-from typing import Mapping
+from operator import itemgetter
+from typing import Iterable, Mapping
 
 from chronolog.errors import ChronologError
 from chronolog.lang.rspql.events import (
@@ -41,6 +42,7 @@ from chronolog.window.schedule import Instant, Schedule
 Mapping_ = frozenset  # (variable, term id) pairs
 EventKey = tuple[Mapping_, int, int]
 Events = dict[EventKey, frozenset]  # event -> the (window, triple) pairs that justify it
+_NONE: frozenset = frozenset()
 Bucket = tuple[list[int], list[tuple[EventKey, frozenset, dict]]]  # start times, (event, used, mapping)
 
 
@@ -70,22 +72,33 @@ def _compatible(mapping: Mapping_, mu: Mapping[str, int]) -> bool:
 
 
 class _Basic:
-    """One BEP compiled against the term ids: per triple pattern, its constants and its
-    variables by position."""
+    """One BEP compiled against the term ids: per triple pattern, a test of its constants
+    and the positions of its variables."""
 
     def __init__(self, e: Event, ids: Mapping[Term, int]) -> None:
         self.window = e.window
         self.variables = variables_of(e)
-        self.patterns = [(tuple((i, ids[t]) for i, t in enumerate(tr) if not is_variable(t)),
-                          tuple((i, t[1:]) for i, t in enumerate(tr) if is_variable(t))) for tr in e.triples]
+        self.patterns = []
+        for tr in e.triples:
+            consts = [(i, ids[t]) for i, t in enumerate(tr) if not is_variable(t)]
+            test = (itemgetter(*(i for i, _ in consts)), tuple(v for _, v in consts) if len(consts) > 1
+                    else consts[0][1]) if consts else None
+            self.patterns.append((test, tuple((i, t[1:]) for i, t in enumerate(tr) if is_variable(t))))
         self.templates = [tuple(t[1:] if is_variable(t) else None for t in tr) for tr in e.triples]
+        names = self.patterns[0][1]
+        one = len(self.patterns) == 1 and len({n for _, n in names}) == len(names)
+        self.scan = self.patterns[0] if one else None  # one triple pattern, no variable twice: a scan
         self.constants = [tuple(None if is_variable(t) else ids[t] for t in tr) for tr in e.triples]
 
-    def solutions(self, graph: set) -> list[dict[str, int]]:
+    def solutions(self, graph: Iterable[tuple]) -> list[dict[str, int]]:
         """The solutions of the BGP over ``graph``."""
         solutions: list[dict[str, int]] = [{}]
-        for consts, names in self.patterns:
-            candidates = [tr for tr in graph if all(tr[i] == v for i, v in consts)]
+        for test, names in self.patterns:
+            if test is None:
+                candidates = list(graph)
+            else:
+                get, want = test
+                candidates = [tr for tr in graph if get(tr) == want]
             nxt = []
             for sol in solutions:
                 for tr in candidates:
@@ -98,6 +111,28 @@ class _Basic:
             solutions = nxt
         return solutions
 
+    def events(self, items: list[tuple[int, tuple]], track: bool) -> Bucket:
+        """The BEP's events over a window's items (time order), as a bucket: a one-triple
+        BGP scans the items once, another runs over each time's graph."""
+        times: list[int] = []
+        events: list[tuple[EventKey, frozenset, dict]] = []
+        if self.scan is not None:
+            test, names = self.scan
+            for time, tr in items:
+                if test is None or test[0](tr) == test[1]:
+                    sol = {name: tr[i] for i, name in names}
+                    times.append(time)
+                    events.append(((frozenset(sol.items()), time, time), self.used(sol) if track else _NONE, sol))
+            return times, events
+        grouped: dict[int, set] = {}
+        for t, tr in items:
+            grouped.setdefault(t, set()).add(tr)
+        for time, graph in grouped.items():
+            for sol in self.solutions(graph):
+                times.append(time)
+                events.append(((frozenset(sol.items()), time, time), self.used(sol) if track else _NONE, sol))
+        return times, events
+
     def used(self, sol: Mapping[str, int]) -> frozenset:
         """The (window, triple) pairs a solution matched."""
         return frozenset((self.window, tuple(c if n is None else sol[n] for n, c in zip(names, consts)))
@@ -107,33 +142,34 @@ class _Basic:
 class Matcher:
     """One instant's evaluation: every BEP's events over its window's graphs."""
 
-    def __init__(self, pattern: Pattern, graphs: Mapping[str, Mapping[int, set]], basics: Mapping[Event, _Basic]) -> None:
-        self.basic: dict[Event, Bucket] = {}
+    def __init__(self, contents: Mapping[str, list[tuple[int, tuple]]], basics: Mapping[Event, _Basic],
+                 track: bool) -> None:
+        """``contents``: each window's items in time order; ``track``: keep the triples each
+        event used (for a consumption policy)."""
+        self.track = track
         self.basics = basics
-        self._indexes: dict[tuple[Event, tuple[str, ...]], dict[tuple, Bucket]] = {}
-        for e in basics:
-            compiled = basics[e]
-            times: list[int] = []
-            items: list[tuple[EventKey, frozenset, dict]] = []
-            for time, graph in sorted(graphs.get(e.window, {}).items()):
-                for sol in compiled.solutions(graph):
-                    times.append(time)
-                    items.append(((frozenset(sol.items()), time, time), compiled.used(sol), sol))
-            self.basic[e] = (times, items)
+        self.basic = {e: compiled.events(contents.get(e.window, []), track) for e, compiled in basics.items()}
+        self._indexes: dict[tuple[Event, tuple[str, ...]], tuple[itemgetter, dict]] = {}
 
     def _bucket(self, e: Event, mu: Mapping[str, int]) -> Bucket | None:
         """``e``'s events compatible with μ, in time order."""
         bound = tuple(v for v in self.basics[e].variables if v in mu)
         if not bound:
             return self.basic[e]
-        index = self._indexes.get((e, bound))
-        if index is None:
-            index = self._indexes[(e, bound)] = {}
+        found = self._indexes.get((e, bound))
+        if found is None:
+            get = itemgetter(*bound)
+            index: dict = {}
             for time, item in zip(*self.basic[e]):
-                times, items = index.setdefault(tuple(item[2][v] for v in bound), ([], []))
-                times.append(time)
-                items.append(item)
-        return index.get(tuple(mu[v] for v in bound))
+                key = get(item[2])
+                bucket = index.get(key)
+                if bucket is None:
+                    index[key] = ([time], [item])
+                else:
+                    bucket[0].append(time)
+                    bucket[1].append(item)
+            found = self._indexes[(e, bound)] = (get, index)
+        return found[1].get(found[0](mu))
 
     def __call__(self, e: Pattern, hi: int, mu: Mapping[str, int]) -> Events:
         if isinstance(e, Event):
@@ -151,10 +187,12 @@ class Matcher:
     def _seq(self, e: Seq, hi: int, mu: Mapping[str, int]) -> Events:
         out: Events = {}
 
+        track = self.track
+
         def add(m1: EventKey, m2: EventKey, used: frozenset) -> None:
             key = (m1[0] | m2[0], m1[1], m2[2])
             found = out.get(key)
-            out[key] = used if found is None else found | used
+            out[key] = used if found is None or not track else found | used
 
         seconds = self(e.then, hi, mu)
         if e.selection is Selection.NAIVE:
@@ -162,7 +200,7 @@ class Matcher:
             for m2, u2 in last(seconds).items():
                 for m1, u1 in firsts.items():
                     if precedes(m1, m2) and _compatible(m1[0], dict(m2[0])):
-                        add(m1, m2, u1 | u2)
+                        add(m1, m2, u1 | u2 if track else u1)
             return out
 
         def before(m2: EventKey) -> Events:
@@ -171,7 +209,7 @@ class Matcher:
         if e.selection is Selection.UNRESTRICTED:
             for m2, u2 in seconds.items():
                 for m1, u1 in before(m2).items():
-                    add(m1, m2, u1 | u2)
+                    add(m1, m2, u1 | u2 if track else u1)
             return out
         pick = first if e.selection is Selection.CHRONOLOGICAL else last
         groups: dict[Mapping_, Events] = {}
@@ -181,7 +219,7 @@ class Matcher:
         for group in groups.values():
             for m2, u2 in pick(group).items():
                 for m1, u1 in pick(before(m2)).items():
-                    add(m1, m2, u1 | u2)
+                    add(m1, m2, u1 | u2 if track else u1)
         return out
 
 
@@ -210,25 +248,17 @@ class EventMatching:
 
     def events(self, time: int, buffers: Mapping[str, WindowBuffer]) -> Events:
         """⟦MATCH E⟧ at ``time``, the windows' buffers slid to it."""
-        graphs: dict[str, dict[int, set]] = {}
-        for name in self.windows:
-            graph: dict[int, set] = {}
-            for t, triple in islice(buffers[name].items, buffers[name].inside):
-                found = graph.get(t)
-                if found is None:
-                    graph[t] = {triple}
-                else:
-                    found.add(triple)
-            graphs[name] = graph
-        if self.consumption is not Consumption.UNRESTRICTED:
-            snapshots = {w: frozenset(t for g in gs.values() for t in g) for w, gs in graphs.items()}
-            kept = {w: (self.inputs or {}).get(w, frozenset()) - {t for x, t in self.used if x == w} for w in graphs}
+        contents = {name: list(islice(buffers[name].items, buffers[name].inside)) for name in self.windows}
+        track = self.consumption is not Consumption.UNRESTRICTED
+        if track:
+            snapshots = {w: frozenset(tr for _, tr in items) for w, items in contents.items()}
+            kept = {w: (self.inputs or {}).get(w, frozenset()) - {t for x, t in self.used if x == w} for w in contents}
             self.inputs = {w: (snapshots[w] - self.snapshots.get(w, frozenset())) | (kept[w] & snapshots[w])
-                           for w in graphs}
+                           for w in contents}
             self.snapshots = snapshots
-            graphs = {w: {t: g & self.inputs[w] for t, g in gs.items()} for w, gs in graphs.items()}
-        events = Matcher(self.pattern, graphs, self.basics)(self.pattern, time, {})
-        if self.consumption is not Consumption.UNRESTRICTED:
+            contents = {w: [(t, tr) for t, tr in items if tr in self.inputs[w]] for w, items in contents.items()}
+        events = Matcher(contents, self.basics, track)(self.pattern, time, {})
+        if track:
             self.used = frozenset(u for us in events.values() for u in us)
         return events
 
@@ -284,12 +314,12 @@ class MatchProgram(Program):
     def _evaluate(self, instant: Instant) -> list[Output]:
         events = self.matching.events(instant.time, self.schedule.buffers)
         names = self.tree.select
-        answer = Counter(tuple(dict(m).get(n) for n in names) + (start, end) for m, start, end in events)
+        answer = Counter(tuple(map(dict(m).__getitem__, names)) + (start, end) for m, start, end in events)
         rows = relation_to_stream(self.tree.r2s, self.previous, answer)
         self.previous = answer
         if not rows:
             return []
-        solutions = tuple(Solution({n: v for n, v in zip(names, row) if v is not None}, row[-2], row[-1])  # type: ignore[index]
+        solutions = tuple(Solution(dict(zip(names, row)), row[-2], row[-1])  # type: ignore[index]
                           for row in sorted(rows))  # type: ignore[type-var]
         return [SolutionsOutput(instant.time, self.tree.name, solutions)]
 
