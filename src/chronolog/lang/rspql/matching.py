@@ -153,7 +153,7 @@ class Matcher:
 
     def _bucket(self, e: Event, mu: Mapping[str, int]) -> Bucket | None:
         """``e``'s events compatible with μ, in time order."""
-        bound = tuple(v for v in self.basics[e].variables if v in mu)
+        bound = tuple(filter(mu.__contains__, self.basics[e].variables))
         if not bound:
             return self.basic[e]
         found = self._indexes.get((e, bound))
@@ -319,8 +319,7 @@ class MatchProgram(Program):
         self.previous = answer
         if not rows:
             return []
-        solutions = tuple(Solution(dict(zip(names, row)), row[-2], row[-1])  # type: ignore[index]
-                          for row in sorted(rows))  # type: ignore[type-var]
+        solutions = tuple(Solution(dict(zip(names, row)), row[-2], row[-1]) for row in rows)  # type: ignore[index]
         return [SolutionsOutput(instant.time, self.tree.name, solutions)]
 
     def snapshot(self) -> bytes:
