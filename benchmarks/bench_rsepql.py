@@ -25,8 +25,9 @@ size of the program's snapshot at the end of each (the window's items and the po
 state: it follows the window, not the stream).
 
 ``--spark``: the unrestricted SEQ on ``chronolog run --runner spark`` (local[2]) over
-``--spark-events`` elements, wall time of the whole command (Spark start-up included) beside
-``--runner inprocess`` on the same file, outputs compared.
+``--spark-events`` elements and 3x that, wall time of each whole command (Spark start-up
+included) beside ``--runner inprocess`` on the same file, outputs compared; the difference
+of the two sizes gives the rate once started.
 
     chronolog bench rsepql [--events 20000] [--repeat 3] [--spark] [--spark-events 4000]
 """
@@ -147,30 +148,39 @@ def steps(n: int, repeat: int) -> None:
 
 
 def spark(n: int) -> None:
-    print(f"\n## Spark: the unrestricted SEQ, {n:,} elements, whole command (start-up included)\n")
-    print("| runner | wall s | events/s | output lines | equal to in-process |")
-    print("|---|---:|---:|---:|---|")
+    print("\n## Spark: the unrestricted SEQ, whole `chronolog run` commands (start-up included)\n")
+    print("| runner | elements | wall s | events/s | output lines | equal to in-process |")
+    print("|---|---:|---:|---:|---:|---|")
+    walls: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "q.rspql").write_text(rspql("SEQ", "UNRESTRICTED"), encoding="utf-8")
-        with open(folder / "s.jsonl", "w", encoding="utf-8") as f:
-            for t, (s, p, o) in triples(n):
-                f.write(f'{{"time": {t}, "graph": "<{s}> <{p}> <{o}> ."}}\n')
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        outputs = {}
-        for runner in ("inprocess", "spark"):
-            out = folder / f"{runner}.jsonl"
-            start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "chronolog", "run", str(folder / "q.rspql"), "--stream",
-                                   str(folder / "s.jsonl"), "--runner", runner, "-o", str(out)],
-                                  capture_output=True, text=True, env=env)
-            wall = time.perf_counter() - start
-            if done.returncode != 0:
-                print(f"| {runner} | failed: {done.stderr.strip().splitlines()[-1:]} | | | |")
-                continue
-            outputs[runner] = sorted(out.read_text(encoding="utf-8").splitlines())
-            same = "" if runner == "inprocess" else ("yes" if outputs[runner] == outputs.get("inprocess") else "NO")
-            print(f"| {runner} | {wall:.1f} | {n / wall:,.0f} | {len(outputs[runner]):,} | {same} |", flush=True)
+        for size in (n, 3 * n):
+            stream = folder / f"s{size}.jsonl"
+            with open(stream, "w", encoding="utf-8") as f:
+                for t, (s, p, o) in triples(size):
+                    f.write(f'{{"time": {t}, "graph": "<{s}> <{p}> <{o}> ."}}\n')
+            outputs = {}
+            for runner in ("inprocess", "spark"):
+                out = folder / f"{runner}{size}.jsonl"
+                start = time.perf_counter()
+                done = subprocess.run([sys.executable, "-m", "chronolog", "run", str(folder / "q.rspql"), "--stream",
+                                       str(stream), "--runner", runner, "-o", str(out)],
+                                      capture_output=True, text=True, env=env)
+                wall = walls[(runner, size)] = time.perf_counter() - start
+                if done.returncode != 0:
+                    print(f"| {runner} | {size:,} | failed: {done.stderr.strip().splitlines()[-1:]} | | | |")
+                    continue
+                outputs[runner] = sorted(out.read_text(encoding="utf-8").splitlines())
+                same = "" if runner == "inprocess" else "yes" if outputs[runner] == outputs.get("inprocess") else "NO"
+                print(f"| {runner} | {size:,} | {wall:.1f} | {size / wall:,.0f} | {len(outputs[runner]):,} | {same} |",
+                      flush=True)
+    for runner in ("inprocess", "spark"):
+        extra = walls.get((runner, 3 * n), 0.0) - walls.get((runner, n), 0.0)
+        if extra > 0:
+            print(f"\n{runner}: the {2 * n:,} extra elements took {extra:.1f} s more: {2 * n / extra:,.0f} events/s "
+                  "once started.")
 
 
 def main() -> int:
@@ -178,7 +188,7 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=20_000, help="elements per run (default 20,000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the best kept (default 3)")
     parser.add_argument("--spark", action="store_true", help="also run the unrestricted SEQ on Spark")
-    parser.add_argument("--spark-events", type=int, default=4_000, help="elements of the Spark run (default 4,000)")
+    parser.add_argument("--spark-events", type=int, default=4_000, help="elements of the smaller Spark run (default 4,000)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"load average {os.getloadavg()[0]:.2f}\n")
