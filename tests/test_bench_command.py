@@ -60,3 +60,9 @@ def test_no_benchmarks_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
 def test_bench_names_may_use_hyphens() -> None:
     done = chronolog("bench", "spark-stream", "--help")
     assert done.returncode == 0 and "bench_spark_stream.py" in done.stdout, done.stderr
+
+
+def test_bench_rsepql_runs_with_minimal_sizes() -> None:
+    done = chronolog("bench", "rsepql", "--events", "300", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    assert "| RSEP-QL | SEQ | UNRESTRICTED |" in done.stdout and "| DOTR | EACH A WITHIN 1000 |" in done.stdout

@@ -3,7 +3,8 @@ sections 3-4), for differential tests: windows recomputed from the whole stream 
 instant (Definition 3), event mappings as sets, substitution μ2(E1) and the nested active
 window W^⊔[0, t3-1]•W of Eq. 7, selection by Eqs. 9-11, consumption by section 4.4.
 
-Terms are strings: a variable ``?x`` or an IRI. A stream is a list of elements
+Terms are as in :mod:`chronolog.lang.rspql.events`: a variable ``?x``, an IRI (a string)
+or a pyoxigraph ``Literal``. A stream is a list of elements
 ``(time, graph)``, a graph a frozenset of triples. An event is ``(mapping, t1, t2)``, a
 mapping a frozenset of (variable, IRI) pairs. How each policy is read: the docstrings
 below and docs/languages/rspql.md.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, windows_of
+from chronolog.lang.rspql.events import Consumption, Event, First, Last, Pattern, Selection, Seq, is_variable, windows_of
 from chronolog.window.scope import IntervalWindow, LandmarkWindow, SlidingWindow, Window
 
 Graph = frozenset
@@ -54,7 +55,7 @@ def bgp(triples: Sequence[tuple[str, str, str]], graph: Iterable[tuple[str, str,
 
 
 def _bind(sol: dict[str, str], term: str, value: str) -> bool:
-    if not term.startswith("?"):
+    if not is_variable(term):
         return term == value
     return sol.setdefault(term, value) == value
 
@@ -168,3 +169,10 @@ def answers(pattern: Pattern, windows: Mapping[str, tuple[str, Window]], streams
         previous = snaps
         out.append((t, events))
     return out
+
+
+def joined(events: dict[EventMapping, Used], solutions: Iterable[Mapping[str, str]]) -> list[EventMapping]:
+    """``MATCH E Join P`` (section 4.1's Join, Definition 6's MATCH): each event mapping
+    merged with each compatible solution of P, the event's interval kept beside it."""
+    return [(m | frozenset(s.items()), t1, t2) for m, t1, t2 in events for s in solutions
+            if _compatible(m, frozenset(s.items()))]

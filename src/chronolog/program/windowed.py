@@ -8,9 +8,12 @@ background closure plus, either (``named=False``, C-SPARQL) the union of its win
 contents in the default graph with what the rules derive from it, or (``named=True``,
 RSP-QL) each window's content and what the rules derive from it as the named graph of the
 window's IRI (``WINDOW :w { P }`` is ``GRAPH :w { P }``), beside the query's static named
-graphs (RSP-QL's ``FROM NAMED <g>``, read as they are). The answer goes through the R2S
-operator: SELECT and ASK give solutions (an ASK one solution binding ``ask`` to
-``true``/``false``), CONSTRUCT gives a graph.
+graphs (RSP-QL's ``FROM NAMED <g>``, read as they are). A query may hold solutions its
+language computes itself from the windows' items at each instant (:class:`Inline`:
+RSEP-QL's MATCH), filled in before it runs. The answer goes through the R2S operator:
+SELECT and ASK give solutions (an ASK one solution binding ``ask`` to ``true``/``false``;
+a solution that binds ``@start`` and ``@end`` carries them as its interval), CONSTRUCT
+gives a graph.
 
 On Spark the program runs under one key (:class:`~chronolog.program.contract.GlobalPlan`):
 windows and their materialization are state that one instant's evaluation reads whole.
@@ -22,7 +25,7 @@ import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Mapping
+from typing import Mapping, Protocol
 from urllib.parse import unquote, urlparse
 
 from pyoxigraph import Literal, NamedNode
@@ -39,6 +42,7 @@ from chronolog.sparql import PreparedQuery
 from chronolog.sparql.evaluate import QUAD
 from chronolog.store import Database, Layers
 from chronolog.terms import TermDictionary
+from chronolog.window.buffer import WindowBuffer
 from chronolog.window.r2s import R2S, relation_to_stream
 from chronolog.window.report import ReportPolicy
 from chronolog.window.schedule import Instant, Schedule
@@ -46,6 +50,19 @@ from chronolog.window.scope import TupleWindow, Window
 
 XSD_BOOLEAN = NamedNode("http://www.w3.org/2001/XMLSchema#boolean")
 XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+START, END = "@start", "@end"  # the variables of a solution's interval
+
+
+class Inline(Protocol):
+    """Solutions a language computes itself from the windows' items at each instant and
+    puts into its query (RSEP-QL's MATCH, :mod:`chronolog.lang.rspql.mixed`); its state as
+    text, for snapshots."""
+
+    def fill(self, time: int, buffers: Mapping[str, WindowBuffer]) -> None: ...
+
+    def state(self) -> object: ...
+
+    def set_state(self, state: object) -> None: ...
 
 
 @dataclass
@@ -59,6 +76,7 @@ class ContinuousQuery:
     query: PreparedQuery
     named: bool  # windows as named graphs (RSP-QL), else their union as the default graph
     graphs: Mapping[str, str] = field(default_factory=dict)  # static named graph IRI -> its file
+    inline: Inline | None = None
 
 
 def static_graph_file(iri: str, program: str | None) -> str:
@@ -203,6 +221,8 @@ class WindowedProgram(Program):
             view = Layers([self._base.lower, self._base.upper, *static, quads])
         else:
             view = views[""]
+        if query.inline is not None:
+            query.inline.fill(instant.time, running.schedule.buffers)
         answer = self._answer(query.query, view)
         rows = relation_to_stream(query.r2s, running.previous, answer)
         running.previous = answer
@@ -211,8 +231,15 @@ class WindowedProgram(Program):
         if self.output_kind == GRAPHS:
             return [GraphOutput(instant.time, query.name, tuple(dict.fromkeys(rows)))]  # type: ignore[arg-type]
         names = query.query.variables if query.query.form == "SELECT" else ["ask"]
-        solutions = tuple(Solution({n: v for n, v in zip(names, row) if v is not None}) for row in rows)  # type: ignore[arg-type]
+        if names[-2:] != [START, END]:
+            solutions = tuple(Solution({n: v for n, v in zip(names, row) if v is not None}) for row in rows)  # type: ignore[arg-type]
+        else:
+            solutions = tuple(Solution({n: v for n, v in zip(names[:-2], row) if v is not None}, *map(self._time, row[-2:]))  # type: ignore[arg-type, index]
+                              for row in rows)
         return [SolutionsOutput(instant.time, query.name, solutions)]
+
+    def _time(self, term: int | None) -> int | None:
+        return None if term is None else int(self.dictionary.decode(term).value)
 
     def _answer(self, query: PreparedQuery, view: Layers) -> Counter:
         encode = self.dictionary.encode
@@ -235,12 +262,13 @@ class WindowedProgram(Program):
                 {g: (text(list(running.counts[g].elements())), [(text(t), last) for t, last in k.state().items()])
                  for g, k in running.maintainers.items()},
                 [text(row) for row in running.previous.elements()],
+                None if running.query.inline is None else running.query.inline.state(),
             ))
         return pickle.dumps(state, protocol=5)
 
     def restore(self, data: bytes) -> None:
         ids = partial(as_ids, self.dictionary)
-        for running, (schedule, graphs, previous) in zip(self.running, pickle.loads(data)):
+        for running, (schedule, graphs, previous, inline) in zip(self.running, pickle.loads(data)):
             last, was_empty, buffers = schedule
             running.schedule.set_state((last, was_empty, {n: ([(t, ids(v)) for t, v in items], inside)
                                                           for n, (items, inside) in buffers.items()}))
@@ -251,3 +279,5 @@ class WindowedProgram(Program):
                 if explicit:
                     keeper.update(min(last for _, last in explicit), {ids(t): last for t, last in explicit}, [])
             running.previous = Counter(ids(row) for row in previous)
+            if running.query.inline is not None:
+                running.query.inline.set_state(inline)

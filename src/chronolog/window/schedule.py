@@ -40,6 +40,7 @@ class Schedule:
         self.last: int | None = None  # the last instant tried
         self.was_empty = True
         self._arrivals = policy.on_arrival(self.windows)
+        self._next: tuple[int | None, int | None] = (None, None)  # (after, the policy's next instant after it)
 
     def push(self, time: int, inputs: Mapping[str, Iterable[object]]) -> Iterator[Instant]:
         arrived = False
@@ -69,7 +70,9 @@ class Schedule:
     def _run(self, upto: int, final: bool) -> Iterator[Instant]:
         assert self.last is not None
         while True:
-            c = self.policy.next(self.windows, self.last)
+            if self._next[0] != self.last:
+                self._next = (self.last, self.policy.next(self.windows, self.last))
+            c = self._next[1]
             if c is None or c > upto:
                 return
             if (final and not self.policy.bounded() and self.was_empty

@@ -1,15 +1,19 @@
 """RSEP-QL's event patterns (section 3.3), as data: what ``MATCH ( E )`` holds.
 
-A term is a variable (``"?x"``) or an IRI; the operators nest. The pattern is read by
+A term is a variable (``"?x"``), an IRI (a ``str``) or a literal (a pyoxigraph ``Literal``);
+the operators nest. The pattern is read by
 :mod:`chronolog.lang.rspql.syntax`, evaluated by :mod:`chronolog.lang.rspql.matching`.
 """
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeGuard, Union
 
-Triple = tuple[str, str, str]
+from pyoxigraph import Literal
+
+Term = Union[str, Literal]
+Triple = tuple[Term, Term, Term]
 
 
 class Selection(enum.Enum):
@@ -57,8 +61,8 @@ class Last:
 Pattern = Union[Event, Seq, First, Last]
 
 
-def is_variable(term: str) -> bool:
-    return term.startswith("?")
+def is_variable(term: Term) -> TypeGuard[str]:
+    return isinstance(term, str) and term.startswith("?")
 
 
 def windows_of(pattern: Pattern) -> set[str]:

@@ -4,22 +4,31 @@
 
 ``SEQ``, ``SEQ_CHRONOLOGICAL``, ``SEQ_RECENT``, ``SEQ_NAIVE`` are binary and group to the
 left; ``FIRST`` and ``LAST`` bind tighter; parentheses nest. A BEP's BGP is triples of
-variables, IRIs, prefixed names and ``a``, separated by ``.``.
+variables, IRIs, prefixed names, ``a`` and literals as Turtle writes them (``"a"``,
+``"a"@en``, ``"1.5"^^xsd:decimal``, ``25``, ``2.5``, ``1e3``, ``true``), separated by ``.``.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable
 
+from pyoxigraph import Literal, NamedNode
+
 from chronolog.errors import SourceMap
-from chronolog.lang.rspql.events import Event, First, Last, Pattern, Selection, Seq
+from chronolog.lang.rspql.events import Event, First, Last, Pattern, Selection, Seq, Term
 from chronolog.sparql.extension import read_iri
+from chronolog.terms import XSD
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _SPACE = re.compile(r"(?:\s|#[^\n]*)*")
 _WORD = re.compile(r"[A-Za-z_]+\b")
 _VARIABLE = re.compile(r"[?$](\w+)")
 _SEQ = {s.value: s for s in Selection}
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
+_LANGUAGE = re.compile(r"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)")
+_NUMBER = re.compile(r"[+-]?(?:(\d+\.\d*[eE][+-]?\d+|\.\d+[eE][+-]?\d+|\d+[eE][+-]?\d+)|(\d*\.\d+)|\d+)")
+_BOOLEAN = re.compile(r"(true|false)\b")
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
 def parse_match(text: str, pos: int, smap: SourceMap, known: dict[str, str],
@@ -40,7 +49,7 @@ def parse_match(text: str, pos: int, smap: SourceMap, known: dict[str, str],
         m = _WORD.match(text, skip())
         return m.group(0).upper() if m else None
 
-    def term() -> str:
+    def term() -> Term:
         pos = skip()
         if (m := _VARIABLE.match(text, pos)) is not None:
             at[0] = m.end()
@@ -48,11 +57,36 @@ def parse_match(text: str, pos: int, smap: SourceMap, known: dict[str, str],
         if text.startswith("a", pos) and not re.match(r"a[\w:-]", text[pos:pos + 2]):
             at[0] = pos + 1
             return RDF_TYPE
+        if (m := _NUMBER.match(text, pos)) is not None:
+            at[0] = m.end()
+            kind = "double" if m.group(1) else "decimal" if m.group(2) else "integer"
+            return Literal(m.group(0), datatype=NamedNode(XSD + kind))
+        if (m := _BOOLEAN.match(text, pos)) is not None:
+            at[0] = m.end()
+            return Literal(m.group(1), datatype=NamedNode(XSD + "boolean"))
+        if (m := _STRING.match(text, pos)) is not None:
+            return string(m)
         found = read_iri(text, pos, known)
         if found is None:
-            raise smap.error("expected a variable, an IRI or a prefixed name with a declared prefix", pos)
+            raise smap.error("expected a variable, an IRI, a prefixed name with a declared prefix or a literal", pos)
         at[0] = found[1]
         return found[0]
+
+    def string(m: re.Match) -> Literal:
+        """A string literal, with its language tag or datatype if one follows."""
+        raw = m.group(1) if m.group(1) is not None else m.group(2)
+        value = re.sub(r"\\(.)", lambda e: _ESCAPES.get(e.group(1), e.group(0)), raw)
+        at[0] = m.end()
+        if (tag := _LANGUAGE.match(text, at[0])) is not None:
+            at[0] = tag.end()
+            return Literal(value, language=tag.group(1))
+        if text.startswith("^^", at[0]):
+            found = read_iri(text, at[0] + 2, known)
+            if found is None:
+                raise smap.error("expected the datatype's IRI after '^^'", at[0] + 2)
+            at[0] = found[1]
+            return Literal(value, datatype=NamedNode(found[0]))
+        return Literal(value)
 
     def event() -> Event:
         pos = skip()

@@ -11,8 +11,13 @@ header, named windows over named streams, and window graph patterns.
     CONSUME CHRONOLOGICAL                          (optional: RSEP-QL's consumption policy)
     WHERE { WINDOW :w { ?x :p ?y } GRAPH <file:places.ttl> { ?y :in ?z } }
 
-or, with RSEP-QL's event patterns (:mod:`.matchsyntax`), ``WHERE { MATCH ( E ) }``: for
-now a MATCH stands alone in its WHERE, under ``SELECT *`` or a list of its variables.
+or, with RSEP-QL's event patterns (:mod:`.matchsyntax`), ``WHERE { MATCH ( E ) }``: a
+MATCH alone in its WHERE, under ``SELECT *`` or a list of its variables, is evaluated by
+itself (:class:`chronolog.lang.rspql.matching.MatchProgram`); beside other patterns, it is
+a graph pattern of the SPARQL query: its text is replaced by ``VALUES (?v ...) {( UNDEF
+...)}`` over its variables (one row: an empty VALUES would lose them), whose rows become the
+event mappings at each instant
+(:mod:`chronolog.lang.rspql.mixed`). One MATCH per query.
 
 The RSP-QL clauses are read here and cut out of the text (positions kept,
 :mod:`chronolog.sparql.extension`); ``WINDOW w { P }`` is SPARQL's ``GRAPH w { P }`` over
@@ -74,8 +79,9 @@ class RspqlQuery:
     sparql: str
     filename: str | None
     consume: Consumption | None = None  # CONSUME's policy, if given
-    match: Pattern | None = None  # WHERE { MATCH ( E ) }
-    select: tuple[str, ...] = ()  # a MATCH query's SELECT variables (without ?)
+    match: Pattern | None = None  # the MATCH ( E ) of the WHERE
+    alone: bool = False  # the MATCH is all the WHERE holds (the SPARQL text is then unused)
+    select: tuple[str, ...] = ()  # a lone MATCH's SELECT variables (without ?)
 
 
 def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> RspqlQuery:
@@ -159,30 +165,45 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Rspql
         cut(found.start(), found.end())
 
     declared = {w.name for w in windows}
+    match: Pattern | None = None
+    values: tuple[int, int, str] | None = None  # where the MATCH was, and the VALUES in its place
     found = _MATCH.search(masked)
     if found is not None:
-        pattern, end = parse_match(text, found.end(), smap, known, declared)
+        match, end = parse_match(text, found.end(), smap, known, declared)
         cut(found.start(), end)
+        if (again := _MATCH.search(masked)) is not None:
+            raise smap.error("a query has one MATCH ( E ); join several event patterns inside it with SEQ",
+                             again.start())
+        variables = variables_of(match)
         select = _SELECT.search(masked)
-        if select is None or not _EMPTY_WHERE.match(masked, select.end()):
-            raise smap.error("for now a MATCH ( E ) stands alone in WHERE, under SELECT * or SELECT ?v ...",
-                             found.start())
-        names = tuple(v[1:] for v in select.group(1).split()) if select.group(1) != "*" else ()
-        variables = variables_of(pattern)
-        for var in names:
-            if var not in variables:
-                raise smap.error(f"?{var} is not a variable of the MATCH pattern", select.start(1))
-        return RspqlQuery(name, R2S[head.group(1).upper()], tuple(windows), tuple(static), tuple(named),
-                          instants, sparql, filename, consume, pattern, names or tuple(variables))
-    if consume is not None:
+        if select is not None and _EMPTY_WHERE.match(masked, select.end()):
+            names = tuple(v[1:] for v in select.group(1).split()) if select.group(1) != "*" else ()
+            for var in names:
+                if var not in variables:
+                    raise smap.error(f"?{var} is not a variable of the MATCH pattern", select.start(1))
+            return RspqlQuery(name, R2S[head.group(1).upper()], tuple(windows), tuple(static), tuple(named),
+                              instants, sparql, filename, consume, match, True, names or tuple(variables))
+        values = (found.start(), end, f"VALUES ({' '.join('?' + v for v in variables)}) {{({' UNDEF' * len(variables)} )}}")
+    elif consume is not None:
         raise smap.error("CONSUME applies to a MATCH ( E ) pattern; this query has none", consume_at.start())  # type: ignore[union-attr]
     for m in list(_WINDOW_PATTERN.finditer(masked)):
         iri, _ = iri_at(m.end(), "the window's name after WINDOW")
         if iri not in declared:
             raise smap.error(f"no window <{iri}> is declared (FROM NAMED WINDOW <{iri}> ON ...)", after(m.end()))
         sparql = sparql[:m.start()] + "GRAPH " + sparql[m.start() + 6:]
+    if values is not None:  # last: the text may grow
+        sparql = _overwrite(sparql, *values)
     return RspqlQuery(name, R2S[head.group(1).upper()], tuple(windows), tuple(static), tuple(named), instants,
-                      sparql, filename)
+                      sparql, filename, consume, match)
+
+
+def _overwrite(text: str, start: int, end: int, words: str) -> str:
+    """``text`` with ``text[start:end]`` replaced by ``words`` and spaces, its line breaks
+    kept: the words go on the region's first line, which grows if they do not fit, so every
+    later line stays where it was (and, when the region spans lines, every column)."""
+    region = blank(text, start, end)[start:end]
+    line = region.find("\n")
+    return text[:start] + words + region[min(len(words), len(region) if line < 0 else line):] + text[end:]
 
 
 def _window(spec: re.Match, smap: SourceMap, ms_per_unit: int) -> Window:
