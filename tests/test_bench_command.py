@@ -60,3 +60,15 @@ def test_no_benchmarks_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
 def test_bench_names_may_use_hyphens() -> None:
     done = chronolog("bench", "spark-stream", "--help")
     assert done.returncode == 0 and "bench_spark_stream.py" in done.stdout, done.stderr
+
+
+def test_barbieri_fig7_runs_small(tmp_path: Path) -> None:
+    """The Fig. 7 benchmark at its smallest: the three strategies' table, the crossovers
+    and the flat-window table (the plot with or without matplotlib)."""
+    png = tmp_path / "fig7.png"
+    done = chronolog("bench", "barbieri-fig7", "--trees", "1", "--depth", "4", "--streamed", "0.5", "--window", "20",
+                     "--rates", "1,20", "--flat-rate", "1", "--plot", str(png))
+    assert done.returncode == 0, done.stderr
+    assert "| expiration faster than naive up to | 13% |" in done.stdout
+    assert "## Slide cost as the window grows" in done.stdout
+    assert png.exists() or "Plot skipped" in done.stdout
