@@ -72,3 +72,9 @@ def test_barbieri_fig7_runs_small(tmp_path: Path) -> None:
     assert "| expiration faster than naive up to | 13% |" in done.stdout
     assert "## Slide cost as the window grows" in done.stdout
     assert png.exists() or "Plot skipped" in done.stdout
+
+
+def test_windows_runs_small() -> None:
+    done = chronolog("bench", "windows", "--per-window", "20", "--windows", "3", "--repeats", "1")
+    assert done.returncode == 0, done.stderr
+    assert "| [RANGE 200ms STEP 200ms] tumbling | in-process | 60 |" in done.stdout

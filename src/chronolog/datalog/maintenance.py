@@ -261,9 +261,37 @@ class Expiration(Maintenance):
         return hit
 
 
+class Unreasoned(Maintenance):
+    """No rules: the overlay is the window content the background does not hold, kept up
+    to date triple by triple (every strategy would give this; none need run)."""
+
+    name = "none"
+
+    def __init__(self, reasoner: Reasoner) -> None:
+        super().__init__(reasoner)
+        self._overlay = reasoner.database()
+        self.view = Layers([reasoner.lower, reasoner.upper, self._overlay])
+        self._in_background = Layers([reasoner.lower, reasoner.upper]).contains(TRIPLE)
+
+    @property
+    def overlay(self) -> Database:
+        return self._overlay
+
+    def update(self, now: int, entered: Mapping[Triple, int], left: Iterable[Triple]) -> Layers:
+        new, gone = self._content(entered, left)
+        triples = self._overlay.triples
+        for t in gone:
+            triples.discard(t)
+        triples.update(t for t in new if not self._in_background(t))
+        return self.view
+
+
 def maintenance(name: str, reasoner: Reasoner) -> Maintenance:
-    """The strategy called ``name`` over ``reasoner``'s (closed) background."""
+    """The strategy called ``name`` over ``reasoner``'s (closed) background (with no rules,
+    whatever the name, the window content as it is)."""
     kinds = {cls.name: cls for cls in (Naive, DRed, Expiration)}
     if name not in kinds:
         raise MaintenanceError(f"unknown maintenance strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
+    if not reasoner.program.rules:
+        return Unreasoned(reasoner)
     return kinds[name](reasoner)
