@@ -280,8 +280,14 @@ class Unreasoned(Maintenance):
     def update(self, now: int, entered: Mapping[Triple, int], left: Iterable[Triple]) -> Layers:
         new, gone = self._content(entered, left)
         triples = self._overlay.triples
-        for t in gone:
-            triples.discard(t)
+        if len(gone) * 2 >= len(triples):  # most of it leaves (a tumbling window): rebuild
+            leaving = set(gone)
+            staying = [t for t in triples if t not in leaving]
+            triples.clear()
+            triples.update(staying)
+        else:
+            for t in gone:
+                triples.discard(t)
         triples.update(t for t in new if not self._in_background(t))
         return self.view
 
