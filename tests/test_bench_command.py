@@ -66,3 +66,21 @@ def test_bench_rsepql_runs_with_minimal_sizes() -> None:
     done = chronolog("bench", "rsepql", "--events", "300", "--repeat", "1")
     assert done.returncode == 0, done.stderr
     assert "| RSEP-QL | SEQ | UNRESTRICTED |" in done.stdout and "| DOTR | EACH A WITHIN 1000 |" in done.stdout
+
+
+def test_barbieri_fig7_runs_small(tmp_path: Path) -> None:
+    """The Fig. 7 benchmark at its smallest: the three strategies' table, the crossovers
+    and the flat-window table (the plot with or without matplotlib)."""
+    png = tmp_path / "fig7.png"
+    done = chronolog("bench", "barbieri-fig7", "--trees", "1", "--depth", "4", "--streamed", "0.5", "--window", "20",
+                     "--rates", "1,20", "--flat-rate", "1", "--plot", str(png))
+    assert done.returncode == 0, done.stderr
+    assert "| expiration faster than naive up to | 13% |" in done.stdout
+    assert "## Slide cost as the window grows" in done.stdout
+    assert png.exists() or "Plot skipped" in done.stdout
+
+
+def test_windows_runs_small() -> None:
+    done = chronolog("bench", "windows", "--per-window", "20", "--windows", "3", "--repeats", "1")
+    assert done.returncode == 0, done.stderr
+    assert "| [RANGE 200ms STEP 200ms] tumbling | in-process | 60 |" in done.stdout

@@ -135,6 +135,17 @@ def test_mapping_values(data: Path) -> None:
     assert sensors == {CES + "AarhusTrafficData1", CES + "AarhusWeatherData0"}
 
 
+def test_parking_rows_give_the_vacancy(data: Path) -> None:
+    (data / "repo.ttl").write_text(REPO + "ces:AarhusParkingDataKALK ssn:observes ces:park . ces:park a ct:ParkingVacancy .\n")
+    (data / "AarhusParkingDataKALK.stream").write_text(
+        "vehiclecount,updatetime,_id,totalspaces,garagecode,streamtime\n"
+        "115,2014-05-22 09:09:04.145,7,210,KALK,2014-11-03 16:18:44\n")
+    d = TermDictionary()
+    els = convert([data / "AarhusParkingDataKALK.stream"], data / "repo.ttl", None, d)
+    assert [e.time for e in els] == [1400749744145]
+    assert values(els, d) == {(1400749744145, "park"): 95.0}
+
+
 def test_missing_weather_value_leaves_that_observation_out(data: Path) -> None:
     (data / "AarhusWeatherData0.stream").write_text(WEATHER + "56,,7.4,2014-08-01T07:50:00\n,,,2014-08-01T08:00:00\n")
     d = TermDictionary()
@@ -255,3 +266,81 @@ def test_excerpts_match_the_converter() -> None:
 
     assert dec(committed, d1) == dec(fresh, d2)
     assert json.dumps(len(committed)) == "80"
+
+
+# -- CityBench's C-SPARQL query over two named streams (examples/citybench-csparql) -----------
+
+CSPARQL = EXAMPLES / "citybench-csparql"
+TRAFFIC_STREAM, PARKING_STREAM = CES + "AarhusTrafficData158505", CES + "AarhusParkingDataKALKVAERKSVEJ"
+
+
+def solutions_by_time(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(time, the solutions as sorted JSON) per output line: solutions compare as a multiset,
+    doubles by value (pyoxigraph writes "95.0" as "95")."""
+    def term(text: str) -> object:
+        lexical, _, datatype = text.rpartition("^^")
+        return float(lexical.strip('"')) if datatype.endswith("#double>") else text
+
+    return [(d["time"], sorted(json.dumps({k: term(v) for k, v in s.items()}, sort_keys=True) for s in d["solutions"]))
+            for d in map(json.loads, lines)]
+
+
+def test_citybench_csparql_runs_unchanged(tmp_path: Path) -> None:
+    """CityBench's traffic_parking_1 query, as its authors wrote it, over the two streams."""
+    out = tmp_path / "out.jsonl"
+    done = run_cli("run", str(CSPARQL / "traffic_parking_1.csparql"), "--stream", f"{TRAFFIC_STREAM}={CSPARQL / 'traffic.trig'}",
+                   "--stream", f"{PARKING_STREAM}={CSPARQL / 'parking.trig'}", "--background", str(CSPARQL / "background.ttl"),
+                   "--runner", "inprocess", "-o", str(out))
+    assert done.returncode == 0, done.stderr.decode()
+    expected = (CSPARQL / "expected.jsonl").read_text(encoding="utf-8").splitlines()
+    assert solutions_by_time(out.read_text(encoding="utf-8").splitlines()) == solutions_by_time(expected)
+
+
+def test_citybench_csparql_expected_from_the_definitions() -> None:
+    """expected.jsonl worked out without chronolog's windows or SPARQL: at every window close
+    (traffic [RANGE 3000ms STEP 1500ms], parking [RANGE 20s STEP 10s]) each window's content
+    from the reference definitions, and the query's WHERE over it and the background by
+    pyoxigraph; an instant with no solution is not reported."""
+    import pyoxigraph
+
+    from reference.windows import csparql_content
+
+    def elements(name: str) -> list[tuple[int, pyoxigraph.Triple]]:
+        """(time, triple) of a stream file, read by pyoxigraph: the default graph gives each
+        element graph its time (prov:generatedAtTime)."""
+        quads = list(pyoxigraph.parse(path=str(CSPARQL / f"{name}.trig"), format=pyoxigraph.RdfFormat.TRIG))
+        times = {q.subject: int(q.object.value) for q in quads if q.graph_name == pyoxigraph.DefaultGraph()}
+        return [(times[q.graph_name], q.triple) for q in quads if q.graph_name != pyoxigraph.DefaultGraph()]
+
+    streams = {name: elements(name) for name in ("traffic", "parking")}
+    windows = {"traffic": (3000, 1500), "parking": (20000, 10000)}
+    text = (CSPARQL / "traffic_parking_1.csparql").read_text(encoding="utf-8")
+    sparql = "\n".join(line for line in text.splitlines() if not line.strip().lower().startswith("from"))
+    last = max(time for items in streams.values() for time, _ in items)
+    closes = sorted({k * step + range_ for range_, step in windows.values() for k in range(last // step + 1)})
+    background = list(pyoxigraph.parse(path=str(CSPARQL / "background.ttl"), format=pyoxigraph.RdfFormat.TURTLE))
+    worked_out = []
+    for close in closes:
+        store = pyoxigraph.Store()
+        store.extend(pyoxigraph.Quad(t.subject, t.predicate, t.object) for t in background)
+        for name, (range_, step) in windows.items():
+            for t in csparql_content(streams[name], range_, step, close) or []:
+                store.add(pyoxigraph.Quad(t.subject, t.predicate, t.object))
+        result = store.query(sparql)
+        rows = [{str(v)[1:]: str(row[v]) for v in result.variables if row[v] is not None} for row in result]
+        if rows:
+            worked_out.append(json.dumps({"time": close, "solutions": rows}))
+    expected = (CSPARQL / "expected.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(expected) > 5
+    assert solutions_by_time(worked_out) == solutions_by_time(expected)
+
+
+def test_a_bare_query_is_named_after_its_file_and_a_network_graph_needs_background() -> None:
+    from chronolog.engine import Engine
+    from chronolog.errors import ChronologError
+
+    text = (CSPARQL / "traffic_parking_1.csparql").read_text(encoding="utf-8")
+    engine = Engine(text, filename=str(CSPARQL / "traffic_parking_1.csparql"), background=[str(CSPARQL / "background.ttl")])
+    assert [r.query.name for r in engine.program.running] == ["traffic_parking_1"]  # type: ignore[attr-defined]
+    with pytest.raises(ChronologError, match="give other background data with --background"):
+        Engine(text, filename=str(CSPARQL / "traffic_parking_1.csparql"))

@@ -73,3 +73,24 @@ def test_the_three_strategies_agree(stream, rules, width):
             del content[t]
         views = [sorted(k.update(now, entered, left).scan("triple")) for k in keepers]
         assert views[0] == views[1] == views[2]
+
+
+@settings(max_examples=40, deadline=None)
+@given(streams, st.integers(1, 4))
+def test_without_rules_the_view_is_background_and_window_content(stream, width):
+    """No rules: whatever strategy is named, the view holds the background and exactly what
+    the window holds (also when most of the window leaves at once)."""
+    d = TermDictionary()
+    background = (d.iri(E + "a"), d.iri(E + "isIn"), d.iri(E + "b"))
+    reasoner = Reasoner(load_program([("", "none.dl")], d), d)
+    reasoner.add_background([background])
+    keeper = maintenance("expiration", reasoner)
+    content: dict = {}
+    for now, arrived in enumerate(stream, start=1):
+        entered = {(d.iri(E + s), d.iri(E + p), d.iri(E + o)): now + width - 1 for s, p, o in arrived}
+        content.update(entered)
+        left = [t for t, last in content.items() if last < now]
+        for t in left:
+            del content[t]
+        view = keeper.update(now, entered, left)
+        assert set(view.scan("triple")) == set(content) | {background}

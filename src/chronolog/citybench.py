@@ -2,7 +2,8 @@
 
 CityBench (Ali et al., ISWC 2015; data GPL-3.0) ships Aarhus sensor data as CSV: traffic
 (``status,avgMeasuredTime,avgSpeed,extID,medianMeasuredTime,TIMESTAMP,vehicleCount,_id,REPORT_ID``)
-and weather (``hum,tempm,wspdm,TIMESTAMP``). Its stream players turn each row into RDF; this
+and weather (``hum,tempm,wspdm,TIMESTAMP``) and parking
+(``vehiclecount,updatetime,_id,totalspaces,garagecode,streamtime``). Its stream players turn each row into RDF; this
 module does the same, following the mapping of ``shared/data/citybench/README.md``:
 
 - the sensor is ``ces:AarhusTrafficData<REPORT_ID>`` (weather: ``ces:AarhusWeatherData0``,
@@ -13,12 +14,15 @@ module does the same, following the mapping of ``shared/data/citybench/README.md
   sao:hasValue v``, ``v`` an ``xsd:double`` chosen by P's type: AvgSpeed = avgSpeed,
   VehicleCount = vehicleCount, MeasureTime = avgMeasuredTime, CongestionLevel =
   vehicleCount / distance, EstimatedTime = distance / avgSpeed (-1 when avgSpeed is 0),
-  Temperature = tempm, Humidity = hum, WindSpeed = wspdm; ``distance`` is the
+  Temperature = tempm, Humidity = hum, WindSpeed = wspdm, ParkingVacancy = totalspaces -
+  vehiclecount (the sensor ``ces:AarhusParkingData<garagecode>``; CityBench writes this
+  one as an ``xsd:int``, here it is a double like the others); ``distance`` is the
   DISTANCE_IN_METERS of the REPORT_ID's row of trafficMetaData.csv. A property of another
   type (e.g. ``ct:API``) gets no observation, as in CityBench;
 - the observation IRI is ``ces:Observation-<sensor>-<line>-<k>`` (CityBench draws a UUID;
   a name made from the CSV line keeps conversions reproducible);
-- the row's TIMESTAMP (``2014-08-01T07:50:00``, read as UTC) is the time, in epoch ms.
+- the row's TIMESTAMP (``2014-08-01T07:50:00``, read as UTC; parking: updatetime) is the
+  time, in epoch ms.
 
 Several CSV files merge into one time-ordered stream, every reading with the same timestamp
 in one element (DOTR does not tell streams apart: one graph per time instant). The real files
@@ -68,9 +72,10 @@ XSD_DOUBLE = NamedNode(XSD + "double")
 TRAFFIC_HEADER = ("status", "avgMeasuredTime", "avgSpeed", "extID", "medianMeasuredTime", "TIMESTAMP",
                   "vehicleCount", "_id", "REPORT_ID")
 WEATHER_HEADER = ("hum", "tempm", "wspdm", "TIMESTAMP")
+PARKING_HEADER = ("vehiclecount", "updatetime", "_id", "totalspaces", "garagecode", "streamtime")
 #: the property types a reading has a value for, and the CSV column (or formula) giving it
 PROPERTY_TYPES = ("AvgSpeed", "VehicleCount", "MeasureTime", "CongestionLevel", "EstimatedTime",
-                  "Temperature", "Humidity", "WindSpeed")
+                  "Temperature", "Humidity", "WindSpeed", "ParkingVacancy")
 
 
 class CityBenchError(ChronologError):
@@ -168,8 +173,10 @@ def read_csv(path: str | os.PathLike[str], distances: Mapping[str, float] | None
             kind = "traffic"
         elif header == WEATHER_HEADER:
             kind = "weather"
+        elif header == PARKING_HEADER:
+            kind = "parking"
         else:
-            raise CityBenchError(f"{name}:1: not a CityBench traffic or weather header: {','.join(header)!r}")
+            raise CityBenchError(f"{name}:1: not a CityBench traffic, weather or parking header: {','.join(header)!r}")
         for row in rows:
             line = rows.line_num
             if not row or row == [""]:
@@ -206,10 +213,15 @@ def _reading(kind: str, header: tuple[str, ...], row: list[str], name: str, line
         except ValueError:
             raise CityBenchError(f"{where}: {column} is not a number: {fields[column]!r}") from None
 
+    stamp = "updatetime" if kind == "parking" else "TIMESTAMP"
     try:
-        time = parse_timestamp(fields["TIMESTAMP"])
+        time = parse_timestamp(fields[stamp])
     except ValueError:
-        raise CityBenchError(f"{where}: TIMESTAMP is not a date-time: {fields['TIMESTAMP']!r}") from None
+        raise CityBenchError(f"{where}: {stamp} is not a date-time: {fields[stamp]!r}") from None
+    if kind == "parking":
+        spaces, taken = number("totalspaces"), number("vehiclecount")
+        vacancy = {} if spaces is None or taken is None else {"ParkingVacancy": spaces - taken}
+        return Reading(time, CES + "AarhusParkingData" + fields["garagecode"].strip(), vacancy, name, line)
     if kind == "weather":
         found = {"Temperature": number("tempm"), "Humidity": number("hum"), "WindSpeed": number("wspdm")}
         return Reading(time, weather_sensor, {k: v for k, v in found.items() if v is not None}, name, line)

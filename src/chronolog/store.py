@@ -138,13 +138,70 @@ class Relation:
         return len(self.facts) / max(1, len(index))
 
 
+class WindowRelation(Relation):
+    """A relation whose facts also leave one by one, in time independent of how many
+    facts share an index key: its index buckets are insertion-ordered dicts, not lists
+    (``list.remove`` would scan a bucket such as "every fact of this predicate" per fact
+    that leaves a window). Lookups iterate a bucket as they iterate a list."""
+
+    __slots__ = ()
+
+    def add(self, fact: Fact) -> bool:
+        facts = self.facts
+        if fact in facts:
+            return False
+        facts.add(fact)
+        for key, index in self._maintained:
+            k = key(fact)
+            bucket = index.get(k)
+            if bucket is None:
+                index[k] = {fact: None}
+            else:
+                bucket[fact] = None
+        return True
+
+    def update(self, facts: Iterable[Fact]) -> list[Fact]:
+        return [f for f in facts if self.add(f)]
+
+    def discard(self, fact: Fact) -> bool:
+        if fact not in self.facts:
+            return False
+        self.facts.discard(fact)
+        for key, index in self._maintained:
+            k = key(fact)
+            bucket = index[k]
+            del bucket[fact]
+            if not bucket:
+                del index[k]
+        return True
+
+    def index(self, mask: Mask) -> dict[object, list[Fact]]:
+        index = self._indexes.get(mask)
+        if index is None:
+            key = itemgetter(*mask)
+            index = {}
+            for fact in self.facts:
+                k = key(fact)
+                bucket = index.get(k)
+                if bucket is None:
+                    index[k] = {fact: None}
+                else:
+                    bucket[fact] = None
+            self._indexes[mask] = index
+            self._keys[mask] = key
+            self._maintained.append((key, index))
+        return index
+
+
 class Database:
-    """Named relations; the RDF graph is ``self.triples``."""
+    """Named relations; the RDF graph is ``self.triples``. ``removable``: the relations
+    are :class:`WindowRelation` (facts leave one by one, as they leave a window)."""
 
-    __slots__ = ("relations",)
+    __slots__ = ("relations", "_kind")
 
-    def __init__(self) -> None:
-        self.relations: dict[str, Relation] = {TRIPLE: Relation(TRIPLE, 3)}
+    def __init__(self, removable: bool = False) -> None:
+        self._kind = WindowRelation if removable else Relation
+        self.relations: dict[str, Relation] = {TRIPLE: self._kind(TRIPLE, 3)}
 
     @property
     def triples(self) -> Relation:
@@ -154,7 +211,7 @@ class Database:
         """The relation ``name``, created empty on first use."""
         rel = self.relations.get(name)
         if rel is None:
-            rel = self.relations[name] = Relation(name, arity)
+            rel = self.relations[name] = self._kind(name, arity)
         return rel
 
     def __len__(self) -> int:

@@ -174,9 +174,10 @@ class Expiration(Maintenance):
         self._overlay = reasoner.database()
         self.view = Layers([reasoner.lower, reasoner.upper, self._overlay])
         self.store = AnnotatedStore()
-        self.held: dict[tuple[str, Fact], Annotated] = {}
-        self._background = Layers([reasoner.lower, reasoner.upper])
-        self._plans: dict[tuple[int, int], tuple[object, tuple[Var, ...]]] = {}
+        self.held: dict[str, dict[Fact, Annotated]] = {name: {} for name in self._overlay.relations}
+        background = Layers([reasoner.lower, reasoner.upper])
+        self._in_background = {name: background.contains(name) for name in self._overlay.relations}
+        self._plans: dict[tuple[int, int], tuple[object, list[tuple[int, int, dict[Fact, Annotated]]], int]] = {}
 
     @property
     def overlay(self) -> Database:
@@ -185,68 +186,118 @@ class Expiration(Maintenance):
     def clear(self) -> None:
         super().clear()
         self.store = AnnotatedStore()
-        self.held.clear()
+        for held in self.held.values():
+            held.clear()
 
     def expiration(self, relation: str, fact: Fact) -> int:
         """The last instant ``fact`` holds (a background fact: forever)."""
-        held = self.held.get((relation, fact))
+        held = self.held[relation].get(fact)
         return INFINITY if held is None else held.horizon
 
     def update(self, now: int, entered: Mapping[Triple, int], left: Iterable[Triple]) -> Layers:
         self._content(entered, left)
+        overlay = self._overlay.relations
         for fact in self.store.expire(now, 0):
             relation = fact.pred[0]
-            del self.held[relation, fact.args]
-            self._overlay.relations[relation].discard(fact.args)
+            del self.held[relation][fact.args]
+            overlay[relation].discard(fact.args)
         delta: dict[str, list[Fact]] = {}
         for triple, last in entered.items():
             self._offer(now, TRIPLE, triple, last, delta)
         while delta:
             found: dict[str, list[Fact]] = {}
             for rule, i, facts in self.reasoner.consequences(self.view, delta):
-                run, names = self._plan(rule, i)
-                positives = [rule.body[k] for k in rule.positives]
+                run, premises, width = self._plan(rule, i)
+                relation = rule.head.relation
+                heads = self.held[relation]
                 for row in run(facts):  # type: ignore[operator]
-                    value = dict(zip(names, row))
-                    last = min(self.expiration(p.relation, tuple(value[a] if isinstance(a, Var) else a for a in p.args))
-                               for p in positives)  # type: ignore[union-attr]
-                    head = tuple(value[a] if isinstance(a, Var) else a for a in rule.head.args)
-                    self._offer(now, rule.head.relation, head, last, found)
+                    # the premises' earliest expiration (a background premise: never)
+                    last = INFINITY
+                    for begin, end, held in premises:
+                        premise = held.get(row[begin:end])
+                        if premise is not None and premise.horizon < last:
+                            last = premise.horizon
+                    head = row[:width]
+                    known = heads.get(head)
+                    if known is None or known.horizon < last:  # most derivations find the head known
+                        self._offer(now, relation, head, last, found)
             delta = found
         return self.view
 
     def _offer(self, now: int, relation: str, fact: Fact, last: int, delta: dict[str, list[Fact]]) -> None:
         """``fact`` holds until ``last``: keep it if that is later than what is known."""
-        if last < now or (relation, fact) in self._background:
+        if last < now:
             return
-        held = self.held.get((relation, fact))
+        facts = self.held[relation]
+        held = facts.get(fact)
         if held is not None:
             if held.horizon >= last:
                 return
             self.store.remove(held)
+        elif self._in_background[relation](fact):
+            return
         else:
             self._overlay.relations[relation].add(fact)
         annotated = Annotated((relation, len(fact)), fact, None, now, horizon=last)
         self.store.insert(annotated)
-        self.held[relation, fact] = annotated
+        facts[fact] = annotated
         delta.setdefault(relation, []).append(fact)
 
-    def _plan(self, rule: Rule, first: int) -> tuple[object, tuple[Var, ...]]:
-        """The plan of ``rule`` from body atom ``first`` that outputs every variable, so the
-        premises of each derivation (and their expirations) can be read back."""
+    def _plan(self, rule: Rule, first: int) -> tuple[object, list[tuple[int, int, dict[Fact, Annotated]]], int]:
+        """The plan of ``rule`` from body atom ``first``: each row is the head's arguments
+        then every positive premise's, so a derivation's premises (and their expirations)
+        are slices of it: (plan, [(start, end, premise's expirations)], head width)."""
         key = (rule.index, first)
         hit = self._plans.get(key)
         if hit is None:
-            names = tuple(sorted({a for s in rule.body if isinstance(s, Pattern) for a in s.args if isinstance(a, Var)}
-                                 | {s.var for s in rule.body if hasattr(s, "var")}))
+            positives = [rule.body[k] for k in rule.positives]
+            outputs = list(rule.head.args)
+            premises = []
+            for p in positives:
+                premises.append((len(outputs), len(outputs) + len(p.args), self.held[p.relation]))  # type: ignore[union-attr]
+                outputs.extend(p.args)  # type: ignore[union-attr]
             steps = order(rule.body, lambda p, m: self.view.fanout(p.relation, m), first=first)
-            hit = self._plans[key] = (CompiledJoin(steps, names).bind(self.view), names)
+            hit = self._plans[key] = (CompiledJoin(steps, outputs).bind(self.view), premises, len(rule.head.args))
         return hit
 
 
+class Unreasoned(Maintenance):
+    """No rules: the overlay is the window content the background does not hold, kept up
+    to date triple by triple (every strategy would give this; none need run)."""
+
+    name = "none"
+
+    def __init__(self, reasoner: Reasoner) -> None:
+        super().__init__(reasoner)
+        self._overlay = reasoner.database()
+        self.view = Layers([reasoner.lower, reasoner.upper, self._overlay])
+        self._in_background = Layers([reasoner.lower, reasoner.upper]).contains(TRIPLE)
+
+    @property
+    def overlay(self) -> Database:
+        return self._overlay
+
+    def update(self, now: int, entered: Mapping[Triple, int], left: Iterable[Triple]) -> Layers:
+        new, gone = self._content(entered, left)
+        triples = self._overlay.triples
+        if len(gone) * 2 >= len(triples):  # most of it leaves (a tumbling window): rebuild
+            leaving = set(gone)
+            staying = [t for t in triples if t not in leaving]
+            triples.clear()
+            triples.update(staying)
+        else:
+            for t in gone:
+                triples.discard(t)
+        triples.update(t for t in new if not self._in_background(t))
+        return self.view
+
+
 def maintenance(name: str, reasoner: Reasoner) -> Maintenance:
-    """The strategy called ``name`` over ``reasoner``'s (closed) background."""
+    """The strategy called ``name`` over ``reasoner``'s (closed) background (with no rules,
+    whatever the name, the window content as it is)."""
     kinds = {cls.name: cls for cls in (Naive, DRed, Expiration)}
     if name not in kinds:
         raise MaintenanceError(f"unknown maintenance strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
+    if not reasoner.program.rules:
+        return Unreasoned(reasoner)
     return kinds[name](reasoner)

@@ -85,8 +85,8 @@ class Reasoner:
         for relation, fact in program.facts:
             self.lower.relation(relation, len(fact)).add(fact)
 
-    def _database(self) -> Database:
-        db = Database()
+    def _database(self, removable: bool = False) -> Database:
+        db = Database(removable)
         for name, arity in self.program.arities.items():
             db.relation(name, arity)
         return db
@@ -181,8 +181,9 @@ class Reasoner:
     # -- maintenance over windows (chronolog.datalog.maintenance) ----------------------
 
     def database(self) -> Database:
-        """An empty database with a relation for every relation of the program."""
-        return self._database()
+        """An empty database with a relation for every relation of the program, whose
+        facts can leave one by one (a window's part of the materialization)."""
+        return self._database(removable=True)
 
     def derive(self, view: Layers, target: Database, new: Batch) -> None:
         """Derive into ``target`` (a layer of ``view``) everything that follows from the

@@ -79,9 +79,11 @@ class ContinuousQuery:
     inline: Inline | None = None
 
 
-def static_graph_file(iri: str, program: str | None) -> str:
+def static_graph_file(iri: str, program: str | None, given: bool = False) -> str | None:
     """The file of a static graph named in a query (``FROM <iri>``): a file: IRI or a path,
-    a relative one from the folder of the program's file; it must exist."""
+    a relative one from the folder of the program's file; it must exist. Any other IRI
+    (``http://...``) is not fetched: with ``given`` (the run has ``--background``) that
+    data stands for it (None), else it is an error."""
     parsed = urlparse(iri)
     if parsed.scheme in ("", "file"):
         path = unquote(parsed.path)
@@ -89,8 +91,10 @@ def static_graph_file(iri: str, program: str | None) -> str:
         if not os.path.isfile(path):
             raise ChronologError(f"FROM <{iri}>: no such file {path!r}")
         return path
+    if given:
+        return None
     raise ChronologError(f"FROM <{iri}>: chronolog reads static graphs from files (file: IRIs); "
-                         "give other background data with --background")
+                         "give other background data with --background (it then stands for this graph)")
 
 
 def with_static_background(spec: ProgramSpec, iris: tuple[str, ...]) -> ProgramSpec:
@@ -98,7 +102,8 @@ def with_static_background(spec: ProgramSpec, iris: tuple[str, ...]) -> ProgramS
     its background, where reasoning applies to them."""
     if not iris:
         return spec
-    files = tuple(static_graph_file(iri, spec.filename) for iri in iris)
+    given = bool(spec.options.background)
+    files = tuple(f for iri in iris if (f := static_graph_file(iri, spec.filename, given)) is not None)
     return replace(spec, options=replace(spec.options, background=spec.options.background + files))
 
 

@@ -659,6 +659,7 @@ def fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
     cmp = _CMP[op]
     value = d.value
     ctype = type(c)
+    as_double = float(c)  # against an xsd:double, every numeric constant is promoted to one
 
     def test(i: int) -> bool:
         if i is None:
@@ -668,6 +669,8 @@ def fast_cmp(expr: A.Expr, d: TermDictionary) -> Callable[[int], bool] | None:
             return False
         if type(v) is ctype:
             return cmp(v, c)
+        if type(v) is float:
+            return cmp(v, as_double)
         order = compare_numbers(v, c)  # XPath promotion of mixed types
         return order is not None and cmp(order, 0)
     return test

@@ -40,7 +40,7 @@ class Schedule:
         self.last: int | None = None  # the last instant tried
         self.was_empty = True
         self._arrivals = policy.on_arrival(self.windows)
-        self._next: tuple[int | None, int | None] = (None, None)  # (after, the policy's next instant after it)
+        self._candidate: tuple[int, int | None] | None = None  # (after, the policy's next instant)
 
     def push(self, time: int, inputs: Mapping[str, Iterable[object]]) -> Iterator[Instant]:
         arrived = False
@@ -70,9 +70,7 @@ class Schedule:
     def _run(self, upto: int, final: bool) -> Iterator[Instant]:
         assert self.last is not None
         while True:
-            if self._next[0] != self.last:
-                self._next = (self.last, self.policy.next(self.windows, self.last))
-            c = self._next[1]
+            c = self._next(self.last)
             if c is None or c > upto:
                 return
             if (final and not self.policy.bounded() and self.was_empty
@@ -84,6 +82,13 @@ class Schedule:
                 yield instant
             elif not final or not self.policy.bounded():
                 self._jump(upto)
+
+    def _next(self, after: int) -> int | None:
+        """The policy's next instant after ``after``, remembered: most time points fall
+        before the next window close, and ask again with the same ``after``."""
+        if self._candidate is None or self._candidate[0] != after:
+            self._candidate = (after, self.policy.next(self.windows, after))
+        return self._candidate[1]
 
     def _at(self, c: int) -> Instant | None:
         """Slide every window to ``c``; the instant, or None when it is not evaluated."""

@@ -1,6 +1,7 @@
 """C-SPARQL's syntax: a SPARQL query with a registration header and stream windows.
 
-    REGISTER QUERY name AS            (or REGISTER STREAM name AS: its CONSTRUCT is a stream)
+    REGISTER QUERY name AS            (or REGISTER STREAM name AS: its CONSTRUCT is a stream;
+                                       without a header: a query named after its file)
     PREFIX : <http://example.org/>
     SELECT ?s (COUNT(?o) AS ?n)
     FROM STREAM <http://example.org/s> [RANGE 10s STEP 5s]   ([RANGE d TUMBLING], [TRIPLES n])
@@ -12,6 +13,7 @@ The C-SPARQL clauses are read here and cut out of the text (positions kept,
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -52,10 +54,11 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Cspar
     known = prefixes(text)
     sparql = text
     head = _REGISTER.search(masked)
-    if head is None:
-        raise smap.error("expected REGISTER QUERY name AS (or REGISTER STREAM name AS) before the query", 0)
-    name = text[head.start(2):head.end(2)].strip("<>")
-    sparql = blank(sparql, head.start(), head.end())
+    if head is None:  # a bare query, as CityBench writes them (it adds the header): named after its file
+        name = os.path.splitext(os.path.basename(filename))[0] if filename else "query"
+    else:
+        name = text[head.start(2):head.end(2)].strip("<>")
+        sparql = blank(sparql, head.start(), head.end())
     windows = []
     for m in _FROM_STREAM.finditer(masked):
         at = _SPACE.match(text, m.end()).end()  # type: ignore[union-attr]
@@ -78,8 +81,9 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Cspar
         static.append(iri[0])
         sparql = blank(sparql, m.start(), iri[1])
     if not windows:
-        raise smap.error("a C-SPARQL query reads at least one stream: FROM STREAM <iri> [RANGE d STEP d]", head.end())
-    return CsparqlQuery(name, head.group(1).upper() == "STREAM", tuple(windows), tuple(static), sparql, filename)
+        raise smap.error("a C-SPARQL query reads at least one stream: FROM STREAM <iri> [RANGE d STEP d]",
+                         0 if head is None else head.end())
+    return CsparqlQuery(name, head is not None and head.group(1).upper() == "STREAM", tuple(windows), tuple(static), sparql, filename)
 
 
 def _window(spec: re.Match, smap: SourceMap, ms_per_unit: int) -> Window:
