@@ -261,9 +261,10 @@ class WindowedProgram(Program):
         text = partial(as_text, self.dictionary)
         state = []
         for running in self.running:
-            last, was_empty, buffers = running.schedule.state()
+            last, was_empty, buffers, origin = running.schedule.state()
             state.append((
-                (last, was_empty, {n: ([(t, text(v)) for t, v in items], inside) for n, (items, inside) in buffers.items()}),
+                (last, was_empty, {n: ([(t, text(v)) for t, v in items], inside) for n, (items, inside) in buffers.items()},
+                 origin),
                 {g: (text(list(running.counts[g].elements())), [(text(t), last) for t, last in k.state().items()])
                  for g, k in running.maintainers.items()},
                 [text(row) for row in running.previous.elements()],
@@ -274,9 +275,9 @@ class WindowedProgram(Program):
     def restore(self, data: bytes) -> None:
         ids = partial(as_ids, self.dictionary)
         for running, (schedule, graphs, previous, inline) in zip(self.running, pickle.loads(data)):
-            last, was_empty, buffers = schedule
+            last, was_empty, buffers, origin = schedule
             running.schedule.set_state((last, was_empty, {n: ([(t, ids(v)) for t, v in items], inside)
-                                                          for n, (items, inside) in buffers.items()}))
+                                                          for n, (items, inside) in buffers.items()}, origin))
             for graph, (counts, explicit) in graphs.items():
                 running.counts[graph] = Counter(ids(counts))
                 keeper = running.maintainers[graph]

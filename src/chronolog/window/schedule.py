@@ -38,6 +38,7 @@ class Schedule:
         self.windows: Sequence[Window] = [w for _, w in windows.values()]
         self.policy = policy
         self.last: int | None = None  # the last instant tried
+        self.origin: int | None = None  # the time of the stream's first time point
         self.was_empty = True
         self._arrivals = policy.on_arrival(self.windows)
         self._candidate: tuple[int, int | None] | None = None  # (after, the policy's next instant)
@@ -65,6 +66,7 @@ class Schedule:
     def _start(self, time: int) -> int:
         """The instant before the first one worth trying: none before the first item can
         enter a window, nor before the window's own start (``Window.start_instant``)."""
+        self.origin = time
         return min(w.start_instant(time) for w in self.windows) - 1
 
     def _run(self, upto: int, final: bool) -> Iterator[Instant]:
@@ -92,7 +94,10 @@ class Schedule:
 
     def _at(self, c: int) -> Instant | None:
         """Slide every window to ``c``; the instant, or None when it is not evaluated."""
-        changes = {name: buffer.slide(c) for name, buffer in self.buffers.items()}
+        origin = self.origin
+        changes = {name: buffer.slide(c) if origin is None or c >= buffer.window.start_instant(origin)
+                   else Change([], [])  # this window's first one is not closed yet
+                   for name, buffer in self.buffers.items()}
         empty = not any(b.inside for b in self.buffers.values())
         skip = empty and (self.policy.skip_empty or self.was_empty)
         self.was_empty = empty
@@ -100,15 +105,17 @@ class Schedule:
 
     def _jump(self, upto: int) -> None:
         """After a skipped empty instant: on to the first instant a held item enters a window."""
-        firsts = [b.window.first_instant(t) for b in self.buffers.values() if (t := b.earliest()) is not None]
+        origin = self.origin if self.origin is not None else -FOREVER
+        firsts = [max(b.window.first_instant(t), b.window.start_instant(origin))
+                  for b in self.buffers.values() if (t := b.earliest()) is not None]
         target = min(firsts) - 1 if firsts else upto
         if target > self.last:  # type: ignore[operator]
             self.last = target
 
     def state(self) -> tuple:
-        return (self.last, self.was_empty, {name: b.state() for name, b in self.buffers.items()})
+        return (self.last, self.was_empty, {name: b.state() for name, b in self.buffers.items()}, self.origin)
 
     def set_state(self, state: tuple) -> None:
-        self.last, self.was_empty, buffers = state
+        self.last, self.was_empty, buffers, self.origin = state
         for name, data in buffers.items():
             self.buffers[name].set_state(data)

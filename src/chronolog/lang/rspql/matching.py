@@ -325,7 +325,7 @@ class MatchProgram(Program):
     def snapshot(self) -> bytes:
         text = partial(as_text, self.dictionary)
         return pickle.dumps((
-            self.schedule.state()[:2],
+            tuple(self.schedule.state()[i] for i in (0, 1, 3)),  # last instant, was empty, first time
             {n: ([(t, text(v)) for t, v in b.items], b.inside) for n, b in self.schedule.buffers.items()},
             self.matching.state(self.dictionary),
             [text(row[:-2]) + row[-2:] for row in self.previous.elements()],
@@ -333,8 +333,8 @@ class MatchProgram(Program):
 
     def restore(self, data: bytes) -> None:
         ids = partial(as_ids, self.dictionary)
-        (last_, was_empty), buffers, matching, previous = pickle.loads(data)
+        (last_, was_empty, origin), buffers, matching, previous = pickle.loads(data)
         self.schedule.set_state((last_, was_empty, {n: ([(t, ids(v)) for t, v in items], inside)
-                                                    for n, (items, inside) in buffers.items()}))
+                                                    for n, (items, inside) in buffers.items()}, origin))
         self.matching.set_state(matching, self.dictionary)
         self.previous = Counter(ids(row[:-2]) + tuple(row[-2:]) for row in previous)
