@@ -84,3 +84,9 @@ def test_windows_runs_small() -> None:
     done = chronolog("bench", "windows", "--per-window", "20", "--windows", "3", "--repeats", "1")
     assert done.returncode == 0, done.stderr
     assert "| [RANGE 200ms STEP 200ms] tumbling | in-process | 60 |" in done.stdout
+
+
+def test_bench_epsparql_runs_small() -> None:
+    done = chronolog("bench", "epsparql", "--events", "300", "--bounds", "40", "--lengths", "100", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    assert "| PT40S |" in done.stdout and "## The stream grows 10x, bound PT40S" in done.stdout
