@@ -5,7 +5,7 @@ Run: ``PYTHONPATH=src python benchmarks/bench_epsparql.py [--events N] [--bounds
 events of one company within a duration bound (``getDURATION() < "PT40S"``) and a FILTER on
 increasing prices, 10 companies, one price event per time point (one second each:
 ``--time-unit s``), prices a random walk (seeded). Each run pushes the elements through
-the program contract as ``chronolog run --runner inprocess`` does, and reports events per
+``chronolog.Engine.run`` as ``chronolog run --runner inprocess`` does, and reports events per
 second of CPU time (best of ``--repeat``), the solutions found, and the program's state at
 the end (its snapshot's size: what the partial matches hold). The cost per event must
 follow the live partial matches, which the bound limits, not the stream's length: the
@@ -24,6 +24,7 @@ import time
 from chronolog.engine import Engine
 from chronolog.formats import encode_text
 from chronolog.program import Options, ProgramSpec
+from chronolog.streams import StreamElement
 
 QUERY = """PREFIX : <http://example.org/>
 PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
@@ -49,16 +50,10 @@ def prices(count: int, seed: int = 7) -> list[tuple[int, str]]:
 def run(bound: int, stream: list[tuple[int, str]]) -> tuple[float, int, int]:
     """(CPU seconds, solutions, snapshot bytes) of one run over ``stream``."""
     engine = Engine(ProgramSpec("epsparql", QUERY.format(bound=bound), None, Options(time_unit="s")))
-    program, dictionary = engine.program, engine.dictionary
-    elements = [(t, {"": [tuple(encode_text(ttl, dictionary, format="ttl"))]}) for t, ttl in stream]
-    solutions = 0
+    elements = [StreamElement(t, tuple(encode_text(ttl, engine.dictionary, format="ttl"))) for t, ttl in stream]
     began = time.process_time()
-    for t, inputs in elements:
-        for output in program.push(t, inputs):
-            solutions += len(output.solutions)
-    for output in program.flush():
-        solutions += len(output.solutions)
-    return time.process_time() - began, solutions, len(program.snapshot())
+    solutions = sum(len(output.solutions) for output in engine.run(elements))
+    return time.process_time() - began, solutions, len(engine.program.snapshot())
 
 
 def main() -> int:
