@@ -26,7 +26,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-from typing import Iterable, Iterator
+from operator import itemgetter
+from typing import Callable, Iterable, Iterator
 
 INFINITY = sys.maxsize
 
@@ -62,6 +63,20 @@ class Fact:
         return f"Fact({self.pred[0]}{self.args}@{self.at}[{self.consider},{self.horizon}|{self.count_horizon}])"
 
 
+def _same(args: tuple) -> tuple:
+    return args
+
+
+def _key(positions: tuple[int, ...], arity: int) -> Callable[[tuple], tuple]:
+    """The function from a fact's arguments to its key in the index on ``positions``."""
+    if positions == tuple(range(arity)):
+        return _same
+    if len(positions) == 1:
+        position = positions[0]
+        return lambda args: (args[position],)
+    return itemgetter(*positions)
+
+
 class AnnotatedStore:
     """Facts by predicate, with hash indexes on argument positions and expiry heaps."""
 
@@ -69,7 +84,8 @@ class AnnotatedStore:
         self._serials = itertools.count(1)
         self._by_pred: dict[tuple[str, int], dict[int, Fact]] = {}
         self._indexes: dict[tuple[tuple[str, int], tuple[int, ...]], dict[tuple, dict[int, Fact]]] = {}
-        self._positions: dict[tuple[str, int], list[tuple[int, ...]]] = {}
+        # pred -> (index, the key of a fact's arguments in it) for each index of pred
+        self._keyed: dict[tuple[str, int], list[tuple[dict[tuple, dict[int, Fact]], Callable[[tuple], tuple]]]] = {}
         self._by_horizon: list[tuple[int, int, Fact]] = []
         self._by_count: list[tuple[int, int, Fact]] = []
         self._size = 0
@@ -82,9 +98,12 @@ class AnnotatedStore:
         fact.alive = True
         self._size += 1
         self._by_pred.setdefault(fact.pred, {})[fact.serial] = fact
-        for positions in self._positions.get(fact.pred, ()):
-            key = tuple(fact.args[i] for i in positions)
-            self._indexes[fact.pred, positions].setdefault(key, {})[fact.serial] = fact
+        for index, key in self._keyed.get(fact.pred, ()):
+            bucket = index.get(key(fact.args))
+            if bucket is None:
+                index[key(fact.args)] = {fact.serial: fact}
+            else:
+                bucket[fact.serial] = fact
         if fact.horizon != INFINITY:
             heapq.heappush(self._by_horizon, (fact.horizon, fact.serial, fact))
         if fact.count_horizon != INFINITY:
@@ -97,13 +116,12 @@ class AnnotatedStore:
         fact.alive = False
         self._size -= 1
         del self._by_pred[fact.pred][fact.serial]
-        for positions in self._positions.get(fact.pred, ()):
-            index = self._indexes[fact.pred, positions]
-            key = tuple(fact.args[i] for i in positions)
-            bucket = index[key]
+        for index, key in self._keyed.get(fact.pred, ()):
+            args = key(fact.args)
+            bucket = index[args]
             del bucket[fact.serial]
             if not bucket:
-                del index[key]
+                del index[args]
 
     def expire(self, time: int, count: int) -> list[Fact]:
         """Drop and return the facts whose horizon is before ``time`` or whose count
@@ -132,10 +150,11 @@ class AnnotatedStore:
 
     def _build(self, pred: tuple[str, int], positions: tuple[int, ...]) -> dict[tuple, dict[int, Fact]]:
         index: dict[tuple, dict[int, Fact]] = {}
+        key = _key(positions, pred[1])
         for fact in self.facts(pred):
-            index.setdefault(tuple(fact.args[i] for i in positions), {})[fact.serial] = fact
+            index.setdefault(key(fact.args), {})[fact.serial] = fact
         self._indexes[pred, positions] = index
-        self._positions.setdefault(pred, []).append(positions)
+        self._keyed.setdefault(pred, []).append((index, key))
         return index
 
     def __iter__(self) -> Iterator[Fact]:
