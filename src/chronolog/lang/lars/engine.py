@@ -103,7 +103,12 @@ class LarsEngine(Program):
         # future time point -> matches of rules with a head @(T, a) there, T > now when found:
         # the head is derived at T if the body's horizons still cover T
         self.pending: dict[int, list[tuple[_Rule, Match]]] = {}
+        # the output, kept up to date as facts come and go (most atoms hold on):
+        self._holding: dict[tuple, int] = {}  # atom -> its alive facts holding at every time (at None)
+        self._now_atoms: set[tuple] = set()  # atoms of facts about the current time point only
+        self._touched: set[tuple] = set()  # atoms that may have come or gone since the last output
         self._texts: dict[tuple, str] = {}  # atom -> text, for the atoms of the last output
+        self._sorted: list[str] = []  # the last output's texts, sorted
 
     # -- the program contract -------------------------------------------------------
 
@@ -139,8 +144,11 @@ class LarsEngine(Program):
         self.first, self.last, self.count, self.counts = first, last, count, dict(counts)
         self.arrivals.extend(arrivals)
         made = [Fact.from_state(state) for state in facts]
+        self.now = last if last is not None else 0
         for fact in made:
-            self.store.insert(fact)
+            self._insert(fact)
+        self._texts = {atom: atom_text(atom) for atom in [*self._holding, *self._now_atoms]}
+        self._sorted = sorted(self._texts.values())
         self.data.extend((time, [made[i] for i in indexes]) for time, indexes in by_time)
 
     def describe(self) -> list[str]:
@@ -152,6 +160,9 @@ class LarsEngine(Program):
         if self.first is None:
             self.first = t
         self.last = t
+        self.now = t
+        self._touched = self._now_atoms
+        self._now_atoms = set()
         new: list[Fact] = []
         for pred, args in atoms:
             key = (pred, len(args))
@@ -162,14 +173,22 @@ class LarsEngine(Program):
                 seq = self.count
                 self.arrivals.append(t)
             fact = Fact(key, args, t, t, seq=seq)
-            self.store.insert(fact)
+            self._insert(fact)
             new.append(fact)
         self.counts[t] = self.count
         if new:
             self.data.append((t, list(new)))
-        self.store.expire(t, self.count)
+        holding, touched = self._holding, self._touched
+        for fact in self.store.expire(t, self.count):
+            if fact.at is None:
+                atom = (fact.pred[0], fact.args)
+                left = holding[atom] - 1
+                if left:
+                    holding[atom] = left
+                else:
+                    del holding[atom]
+                    touched.add(atom)
         self._evict(t)
-        self.now = t
         due = [(rule, match) for rule, match in self.pending.pop(t, ()) if match[1] >= t and match[2] >= self.count]
         for stratum in range(self.checked.strata):
             rules = [r for r in self.rules if r.rule.stratum == stratum]
@@ -231,15 +250,43 @@ class LarsEngine(Program):
             if fact.at == at and fact.horizon >= horizon and fact.count_horizon >= count_horizon:
                 return None
         fact = Fact(rule.head_pred, args, at, self.now, horizon=horizon, count_horizon=count_horizon)
-        self.store.insert(fact)
+        self._insert(fact)
         return fact
 
+    def _insert(self, fact: Fact) -> None:
+        """Store a fact, and note its atom for the output when it holds at now."""
+        self.store.insert(fact)
+        if fact.pred in self.intensional:
+            atom = (fact.pred[0], fact.args)
+            if fact.at is None:
+                before = self._holding.get(atom, 0)
+                self._holding[atom] = before + 1
+                if not before:
+                    self._touched.add(atom)
+            elif fact.at == self.now:
+                self._now_atoms.add(atom)
+                self._touched.add(atom)
+
     def _output(self, t: int) -> tuple[str, ...]:
-        atoms = {(f.pred[0], f.args) for pred in self.intensional for f in self.store.facts(pred)
-                 if f.at is None or f.at == t}
-        known = self._texts  # the texts of the last output: most atoms hold on
-        self._texts = {a: known.get(a) or atom_text(a) for a in atoms}
-        return tuple(sorted(self._texts.values()))
+        """Every intensional atom holding at t: the last output, with the atoms touched
+        since then that came or went."""
+        holding, now_atoms, texts = self._holding, self._now_atoms, self._texts
+        came, gone = [], set()
+        for atom in self._touched:
+            if atom in holding or atom in now_atoms:
+                if atom not in texts:
+                    texts[atom] = text = atom_text(atom)
+                    came.append(text)
+            elif atom in texts:
+                gone.add(texts.pop(atom))
+        self._touched = set()
+        if gone:
+            self._sorted = [text for text in self._sorted if text not in gone]
+        if came:
+            came.sort()
+            self._sorted.extend(came)
+            self._sorted.sort()  # two sorted runs: merged in linear time
+        return tuple(self._sorted)
 
     # -- joins ----------------------------------------------------------------------
 
