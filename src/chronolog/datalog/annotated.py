@@ -63,6 +63,16 @@ class Fact:
         return f"Fact({self.pred[0]}{self.args}@{self.at}[{self.consider},{self.horizon}|{self.count_horizon}])"
 
 
+def _schedule(by_horizon: tuple[dict[int, list[Fact]], list[int]], horizon: int, fact: Fact) -> None:
+    buckets, heap = by_horizon
+    bucket = buckets.get(horizon)
+    if bucket is None:
+        buckets[horizon] = [fact]
+        heapq.heappush(heap, horizon)
+    else:
+        bucket.append(fact)
+
+
 def _same(args: tuple) -> tuple:
     return args
 
@@ -78,7 +88,8 @@ def _key(positions: tuple[int, ...], arity: int) -> Callable[[tuple], tuple]:
 
 
 class AnnotatedStore:
-    """Facts by predicate, with hash indexes on argument positions and expiry heaps."""
+    """Facts by predicate, with hash indexes on argument positions, and by horizon: one
+    bucket per horizon value (facts derived together share it), the values in a heap."""
 
     def __init__(self) -> None:
         self._serials = itertools.count(1)
@@ -86,8 +97,9 @@ class AnnotatedStore:
         self._indexes: dict[tuple[tuple[str, int], tuple[int, ...]], dict[tuple, dict[int, Fact]]] = {}
         # pred -> (index, the key of a fact's arguments in it) for each index of pred
         self._keyed: dict[tuple[str, int], list[tuple[dict[tuple, dict[int, Fact]], Callable[[tuple], tuple]]]] = {}
-        self._by_horizon: list[tuple[int, int, Fact]] = []
-        self._by_count: list[tuple[int, int, Fact]] = []
+        # (horizon -> its facts in insertion order, heap of those horizons): time, then count
+        self._by_horizon: tuple[dict[int, list[Fact]], list[int]] = ({}, [])
+        self._by_count: tuple[dict[int, list[Fact]], list[int]] = ({}, [])
         self._size = 0
 
     def __len__(self) -> int:
@@ -97,7 +109,11 @@ class AnnotatedStore:
         fact.serial = next(self._serials)
         fact.alive = True
         self._size += 1
-        self._by_pred.setdefault(fact.pred, {})[fact.serial] = fact
+        facts = self._by_pred.get(fact.pred)
+        if facts is None:
+            self._by_pred[fact.pred] = {fact.serial: fact}
+        else:
+            facts[fact.serial] = fact
         for index, key in self._keyed.get(fact.pred, ()):
             bucket = index.get(key(fact.args))
             if bucket is None:
@@ -105,9 +121,9 @@ class AnnotatedStore:
             else:
                 bucket[fact.serial] = fact
         if fact.horizon != INFINITY:
-            heapq.heappush(self._by_horizon, (fact.horizon, fact.serial, fact))
+            _schedule(self._by_horizon, fact.horizon, fact)
         if fact.count_horizon != INFINITY:
-            heapq.heappush(self._by_count, (fact.count_horizon, fact.serial, fact))
+            _schedule(self._by_count, fact.count_horizon, fact)
 
     def remove(self, fact: Fact) -> None:
         """Drop a fact now (before its horizons)."""
@@ -127,12 +143,12 @@ class AnnotatedStore:
         """Drop and return the facts whose horizon is before ``time`` or whose count
         horizon is below ``count``."""
         gone = []
-        for heap, now in ((self._by_horizon, time), (self._by_count, count)):
-            while heap and heap[0][0] < now:
-                fact = heapq.heappop(heap)[2]
-                if fact.alive:
-                    self.remove(fact)
-                    gone.append(fact)
+        for (buckets, heap), now in ((self._by_horizon, time), (self._by_count, count)):
+            while heap and heap[0] < now:
+                for fact in buckets.pop(heapq.heappop(heap)):
+                    if fact.alive:
+                        self.remove(fact)
+                        gone.append(fact)
         return gone
 
     def facts(self, pred: tuple[str, int]) -> Iterable[Fact]:

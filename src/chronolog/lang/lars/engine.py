@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import pickle
 from collections import deque
+from itertools import filterfalse
 
 from chronolog.atomstreams import Value, atom_text, parse_atom
 from chronolog.datalog.annotated import INFINITY, AnnotatedStore, Fact
@@ -336,7 +337,7 @@ class LarsEngine(Program):
                 gone.add(texts.pop(atom))
         self._touched = set()
         if gone:
-            self._sorted = [text for text in self._sorted if text not in gone]
+            self._sorted = list(filterfalse(gone.__contains__, self._sorted))
         if came:
             came.sort()
             self._sorted.extend(came)
@@ -398,14 +399,14 @@ class LarsEngine(Program):
         if only is None:
             facts = self.store.matching(step.pred, positions, key)
         else:
-            facts = [f for f in only if f.alive and all(f.args[p] == k for p, k in zip(positions, key))]
+            facts = [f for f in only if f.alive and (not positions or all(f.args[p] == k for p, k in zip(positions, key)))]
             if modality == AT:  # @ over a fact of the current time point is new at every t
                 facts += [f for f in self.store.facts(step.pred) if f.at is None and f.consider < t
                           and all(f.args[p] == k for p, k in zip(positions, key))]
         time_size = window.size if window is not None and not window.tuple else None
         binds, same = step.binds, step.same
         found = []
-        for fact in list(facts):
+        for fact in facts:
             fat = fact.at
             at = t if fat is None else fat
             if fact.seq is not None:  # data: true for ever, its horizons are the window's
