@@ -22,6 +22,7 @@ value: an integer or decimal literal the number, any other literal its lexical f
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -79,6 +80,7 @@ def constant(name: str) -> Value:
     return number(name) if _NUMBER.match(name) else name
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # outputs repeat their names from atom to atom
 def value_text(value: Value) -> str:
     """A constant or predicate name in normal form: bare when plain, else quoted.
 

@@ -355,7 +355,10 @@ class LarsEngine(Program):
 
         def extend(k: int, binding: Binding, horizon: int, count_horizon: int) -> None:
             if k == last:
-                self._test(rule, binding, horizon, count_horizon, matches)
+                if rule.tests:
+                    self._test(rule, binding, horizon, count_horizon, matches)
+                else:
+                    matches.append((binding, horizon, count_horizon))
                 return
             only = delta if k == 0 else None
             for b, h, hc, is_new in self._ground(steps[k], binding, only):
@@ -368,8 +371,7 @@ class LarsEngine(Program):
 
     def _test(self, rule: _Rule, binding: Binding, horizon: int, count_horizon: int, matches: list[Match]) -> None:
         """Add the match when the rule's built-ins and tests hold (Math binds its result)."""
-        if rule.tests:
-            binding = dict(binding)
+        binding = dict(binding)
         for item in rule.tests:
             if isinstance(item, Math):
                 result = arithmetic(item.op, _value(item.left, binding), _value(item.right, binding))
