@@ -22,6 +22,7 @@ value: an integer or decimal literal the number, any other literal its lexical f
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -46,6 +47,8 @@ _PLAIN = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?\Z")
 _QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'")
 _BARE = re.compile(r"[^\s'(),]+")
+# the normal form with every name quoted and nothing escaped (Laser's IRIs): 'p'('a','b')
+_ALL_QUOTED = re.compile(r"'([^'\\]*)'\('([^'\\]*(?:','[^'\\]*)*)'\)\Z")
 _NUMERIC_TYPES = frozenset(f"http://www.w3.org/2001/XMLSchema#{t}" for t in (
     "integer", "decimal", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
     "nonPositiveInteger", "negativeInteger", "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte"))
@@ -77,6 +80,7 @@ def constant(name: str) -> Value:
     return number(name) if _NUMBER.match(name) else name
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)  # outputs repeat their names from atom to atom
 def value_text(value: Value) -> str:
     """A constant or predicate name in normal form: bare when plain, else quoted.
 
@@ -134,6 +138,8 @@ def parse_atom(text: str) -> Atom:
             args = rest[:-1].split(",")
             if all(args) and not any("(" in a or ")" in a for a in args):
                 return pred, tuple(map(constant, args))
+    elif (quoted := _ALL_QUOTED.match(text)) is not None:
+        return quoted.group(1), tuple(map(constant, quoted.group(2).split("','")))
     pred, _, pos = _name(text, 0)
     args: list[Value] = []
     while pos < len(text) and text[pos].isspace():

@@ -26,7 +26,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-from typing import Iterable, Iterator
+from operator import itemgetter
+from typing import Callable, Iterable, Iterator
 
 INFINITY = sys.maxsize
 
@@ -62,16 +63,43 @@ class Fact:
         return f"Fact({self.pred[0]}{self.args}@{self.at}[{self.consider},{self.horizon}|{self.count_horizon}])"
 
 
+def _schedule(by_horizon: tuple[dict[int, list[Fact]], list[int]], horizon: int, fact: Fact) -> None:
+    buckets, heap = by_horizon
+    bucket = buckets.get(horizon)
+    if bucket is None:
+        buckets[horizon] = [fact]
+        heapq.heappush(heap, horizon)
+    else:
+        bucket.append(fact)
+
+
+def _same(args: tuple) -> tuple:
+    return args
+
+
+def _key(positions: tuple[int, ...], arity: int) -> Callable[[tuple], tuple]:
+    """The function from a fact's arguments to its key in the index on ``positions``."""
+    if positions == tuple(range(arity)):
+        return _same
+    if len(positions) == 1:
+        position = positions[0]
+        return lambda args: (args[position],)
+    return itemgetter(*positions)
+
+
 class AnnotatedStore:
-    """Facts by predicate, with hash indexes on argument positions and expiry heaps."""
+    """Facts by predicate, with hash indexes on argument positions, and by horizon: one
+    bucket per horizon value (facts derived together share it), the values in a heap."""
 
     def __init__(self) -> None:
         self._serials = itertools.count(1)
         self._by_pred: dict[tuple[str, int], dict[int, Fact]] = {}
         self._indexes: dict[tuple[tuple[str, int], tuple[int, ...]], dict[tuple, dict[int, Fact]]] = {}
-        self._positions: dict[tuple[str, int], list[tuple[int, ...]]] = {}
-        self._by_horizon: list[tuple[int, int, Fact]] = []
-        self._by_count: list[tuple[int, int, Fact]] = []
+        # pred -> (index, the key of a fact's arguments in it) for each index of pred
+        self._keyed: dict[tuple[str, int], list[tuple[dict[tuple, dict[int, Fact]], Callable[[tuple], tuple]]]] = {}
+        # (horizon -> its facts in insertion order, heap of those horizons): time, then count
+        self._by_horizon: tuple[dict[int, list[Fact]], list[int]] = ({}, [])
+        self._by_count: tuple[dict[int, list[Fact]], list[int]] = ({}, [])
         self._size = 0
 
     def __len__(self) -> int:
@@ -81,14 +109,21 @@ class AnnotatedStore:
         fact.serial = next(self._serials)
         fact.alive = True
         self._size += 1
-        self._by_pred.setdefault(fact.pred, {})[fact.serial] = fact
-        for positions in self._positions.get(fact.pred, ()):
-            key = tuple(fact.args[i] for i in positions)
-            self._indexes[fact.pred, positions].setdefault(key, {})[fact.serial] = fact
+        facts = self._by_pred.get(fact.pred)
+        if facts is None:
+            self._by_pred[fact.pred] = {fact.serial: fact}
+        else:
+            facts[fact.serial] = fact
+        for index, key in self._keyed.get(fact.pred, ()):
+            bucket = index.get(key(fact.args))
+            if bucket is None:
+                index[key(fact.args)] = {fact.serial: fact}
+            else:
+                bucket[fact.serial] = fact
         if fact.horizon != INFINITY:
-            heapq.heappush(self._by_horizon, (fact.horizon, fact.serial, fact))
+            _schedule(self._by_horizon, fact.horizon, fact)
         if fact.count_horizon != INFINITY:
-            heapq.heappush(self._by_count, (fact.count_horizon, fact.serial, fact))
+            _schedule(self._by_count, fact.count_horizon, fact)
 
     def remove(self, fact: Fact) -> None:
         """Drop a fact now (before its horizons)."""
@@ -97,24 +132,23 @@ class AnnotatedStore:
         fact.alive = False
         self._size -= 1
         del self._by_pred[fact.pred][fact.serial]
-        for positions in self._positions.get(fact.pred, ()):
-            index = self._indexes[fact.pred, positions]
-            key = tuple(fact.args[i] for i in positions)
-            bucket = index[key]
+        for index, key in self._keyed.get(fact.pred, ()):
+            args = key(fact.args)
+            bucket = index[args]
             del bucket[fact.serial]
             if not bucket:
-                del index[key]
+                del index[args]
 
     def expire(self, time: int, count: int) -> list[Fact]:
         """Drop and return the facts whose horizon is before ``time`` or whose count
         horizon is below ``count``."""
         gone = []
-        for heap, now in ((self._by_horizon, time), (self._by_count, count)):
-            while heap and heap[0][0] < now:
-                fact = heapq.heappop(heap)[2]
-                if fact.alive:
-                    self.remove(fact)
-                    gone.append(fact)
+        for (buckets, heap), now in ((self._by_horizon, time), (self._by_count, count)):
+            while heap and heap[0] < now:
+                for fact in buckets.pop(heapq.heappop(heap)):
+                    if fact.alive:
+                        self.remove(fact)
+                        gone.append(fact)
         return gone
 
     def facts(self, pred: tuple[str, int]) -> Iterable[Fact]:
@@ -132,10 +166,11 @@ class AnnotatedStore:
 
     def _build(self, pred: tuple[str, int], positions: tuple[int, ...]) -> dict[tuple, dict[int, Fact]]:
         index: dict[tuple, dict[int, Fact]] = {}
+        key = _key(positions, pred[1])
         for fact in self.facts(pred):
-            index.setdefault(tuple(fact.args[i] for i in positions), {})[fact.serial] = fact
+            index.setdefault(key(fact.args), {})[fact.serial] = fact
         self._indexes[pred, positions] = index
-        self._positions.setdefault(pred, []).append(positions)
+        self._keyed.setdefault(pred, []).append((index, key))
         return index
 
     def __iter__(self) -> Iterator[Fact]:

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import pickle
 from collections import deque
-from typing import Iterator
+from itertools import filterfalse
 
 from chronolog.atomstreams import Value, atom_text, parse_atom
 from chronolog.datalog.annotated import INFINITY, AnnotatedStore, Fact
 from chronolog.errors import ChronologError
 from chronolog.lang.lars.builtins import arithmetic, compare
 from chronolog.lang.lars.check import (
-    AT, BOX, DIAMOND, PLAIN, CheckedProgram, CheckedRule, ExtLiteral, Pred, Window, binding_order,
+    AT, BOX, DIAMOND, PLAIN, CheckedProgram, CheckedRule, ExtLiteral, Pred, binding_order,
 )
 from chronolog.lang.lars.syntax import Comp, Const, Math, Term, Var
 from chronolog.program.contract import ATOMS_IN, UNNAMED, Inputs, Program, ProgramSpec, UnknownStreamError
@@ -57,6 +57,48 @@ def _value(term: Term, binding: Binding) -> Value:
     return binding[term.name] if isinstance(term, Var) else term.value  # type: ignore[union-attr]
 
 
+# a term made ready for reading off a binding: (is it a variable, its name or value)
+Source = tuple[bool, object]
+
+
+def _source(term: Term) -> Source:
+    return (True, term.name) if isinstance(term, Var) else (False, term.value)  # type: ignore[union-attr]
+
+
+class _Step:
+    """A positive literal at its place in a join order: which of its arguments are known
+    when it is reached (the index key), which it binds, which must repeat an argument."""
+
+    __slots__ = ("literal", "pred", "modality", "window", "positions", "key", "binds", "same", "time_bind",
+                 "time_check")
+
+    def __init__(self, literal: ExtLiteral, bound: set[str]) -> None:
+        self.literal = literal
+        self.pred = literal.pred
+        self.modality = literal.modality
+        self.window = literal.window
+        positions, key, binds, same, first = [], [], [], [], {}
+        for i, term in enumerate(literal.atom.args):
+            if isinstance(term, Const) or term.name in bound:
+                positions.append(i)
+                key.append(_source(term))
+            elif term.name in first:
+                same.append((first[term.name], i))
+            else:
+                first[term.name] = i
+                binds.append((i, term.name))
+        self.positions, self.key, self.binds, self.same = tuple(positions), key, binds, same
+        bound.update(first)
+        self.time_bind: str | None = None  # the variable T of @(T, .) bound here
+        self.time_check: Source | None = None  # else the T to compare with
+        if literal.modality == AT:
+            if isinstance(literal.time, Var) and literal.time.name not in bound:
+                self.time_bind = literal.time.name
+                bound.add(literal.time.name)
+            else:
+                self.time_check = _source(literal.time)  # type: ignore[arg-type]
+
+
 class _Rule:
     """A checked rule made ready for joining."""
 
@@ -64,12 +106,25 @@ class _Rule:
         self.rule = rule
         self.position = position  # in the program, to name the rule in snapshots
         self.positives = [b for b in rule.body if isinstance(b, ExtLiteral) and b.positive]
+        self.preds = [b.pred for b in self.positives]
+        self.at_literals = [b.modality == AT for b in self.positives]
+        # join orders, as steps: the body's, and for each positive literal one starting there
+        self.plans: dict[int | None, list[_Step]] = {None: self._plan(self.positives)}
+        for i, literal in enumerate(self.positives):
+            self.plans[i] = self._plan([literal] + self.positives[:i] + self.positives[i + 1:])
+        self.head_args = [_source(a) for a in rule.head.args]
+        self.head_positions = tuple(range(len(rule.head.args)))
         self.tests = [b for b in binding_order(rule.body) if not (isinstance(b, ExtLiteral) and b.positive)]
         # evaluated in full at every time point: decided anew each time (box, negation)
         self.full = not self.positives or any(
             isinstance(b, ExtLiteral) and (not b.positive or b.modality == BOX) for b in rule.body)
         self.reads = {b.pred for b in rule.body if isinstance(b, ExtLiteral)}
         self.head_pred: Pred = (rule.head.pred, len(rule.head.args))
+
+    @staticmethod
+    def _plan(order: list[ExtLiteral]) -> list[_Step]:
+        bound: set[str] = set()
+        return [_Step(literal, bound) for literal in order]
 
 
 class LarsEngine(Program):
@@ -103,7 +158,12 @@ class LarsEngine(Program):
         # future time point -> matches of rules with a head @(T, a) there, T > now when found:
         # the head is derived at T if the body's horizons still cover T
         self.pending: dict[int, list[tuple[_Rule, Match]]] = {}
+        # the output, kept up to date as facts come and go (most atoms hold on):
+        self._holding: dict[tuple, int] = {}  # atom -> its alive facts holding at every time (at None)
+        self._now_atoms: set[tuple] = set()  # atoms of facts about the current time point only
+        self._touched: set[tuple] = set()  # atoms that may have come or gone since the last output
         self._texts: dict[tuple, str] = {}  # atom -> text, for the atoms of the last output
+        self._sorted: list[str] = []  # the last output's texts, sorted
 
     # -- the program contract -------------------------------------------------------
 
@@ -139,8 +199,11 @@ class LarsEngine(Program):
         self.first, self.last, self.count, self.counts = first, last, count, dict(counts)
         self.arrivals.extend(arrivals)
         made = [Fact.from_state(state) for state in facts]
+        self.now = last if last is not None else 0
         for fact in made:
-            self.store.insert(fact)
+            self._insert(fact)
+        self._texts = {atom: atom_text(atom) for atom in [*self._holding, *self._now_atoms]}
+        self._sorted = sorted(self._texts.values())
         self.data.extend((time, [made[i] for i in indexes]) for time, indexes in by_time)
 
     def describe(self) -> list[str]:
@@ -152,6 +215,9 @@ class LarsEngine(Program):
         if self.first is None:
             self.first = t
         self.last = t
+        self.now = t
+        self._touched = self._now_atoms
+        self._now_atoms = set()
         new: list[Fact] = []
         for pred, args in atoms:
             key = (pred, len(args))
@@ -162,14 +228,22 @@ class LarsEngine(Program):
                 seq = self.count
                 self.arrivals.append(t)
             fact = Fact(key, args, t, t, seq=seq)
-            self.store.insert(fact)
+            self._insert(fact)
             new.append(fact)
         self.counts[t] = self.count
         if new:
             self.data.append((t, list(new)))
-        self.store.expire(t, self.count)
+        holding, touched = self._holding, self._touched
+        for fact in self.store.expire(t, self.count):
+            if fact.at is None:
+                atom = (fact.pred[0], fact.args)
+                left = holding[atom] - 1
+                if left:
+                    holding[atom] = left
+                else:
+                    del holding[atom]
+                    touched.add(atom)
         self._evict(t)
-        self.now = t
         due = [(rule, match) for rule, match in self.pending.pop(t, ()) if match[1] >= t and match[2] >= self.count]
         for stratum in range(self.checked.strata):
             rules = [r for r in self.rules if r.rule.stratum == stratum]
@@ -178,16 +252,18 @@ class LarsEngine(Program):
             delta = new
             first_round = True
             while True:
-                changed = {f.pred for f in delta}
+                changed: dict[Pred, list[Fact]] = {}
+                for f in delta:
+                    changed.setdefault(f.pred, []).append(f)
                 derived: list[tuple[_Rule, Match]] = []
                 for rule in rules:
                     if rule.full:
-                        if first_round or rule.reads & changed:
+                        if first_round or not rule.reads.isdisjoint(changed):
                             derived.extend((rule, m) for m in self._join(rule, None, None))
                         continue
-                    for i, literal in enumerate(rule.positives):
-                        if literal.pred in changed or literal.modality == AT and first_round:
-                            derived.extend((rule, m) for m in self._join(rule, i, delta))
+                    for i, pred in enumerate(rule.preds):
+                        if pred in changed or rule.at_literals[i] and first_round:
+                            derived.extend((rule, m) for m in self._join(rule, i, changed.get(pred, [])))
                 delta = [f for rule, match in derived if (f := self._derive(rule, match)) is not None]
                 new.extend(delta)
                 first_round = False
@@ -216,8 +292,7 @@ class LarsEngine(Program):
 
     def _derive(self, rule: _Rule, match: Match) -> Fact | None:
         binding, horizon, count_horizon = match
-        head = rule.rule.head
-        args = tuple(_value(a, binding) for a in head.args)
+        args = tuple([binding[v] if is_var else v for is_var, v in rule.head_args])
         at = None
         if rule.rule.head_time is not None:
             at = _value(rule.rule.head_time, binding)
@@ -227,44 +302,75 @@ class LarsEngine(Program):
                 if horizon >= at:
                     self.pending.setdefault(at, []).append((rule, match))
                 return None
-        for fact in self.store.matching(rule.head_pred, tuple(range(len(args))), args):
+        for fact in self.store.matching(rule.head_pred, rule.head_positions, args):
             if fact.at == at and fact.horizon >= horizon and fact.count_horizon >= count_horizon:
                 return None
         fact = Fact(rule.head_pred, args, at, self.now, horizon=horizon, count_horizon=count_horizon)
-        self.store.insert(fact)
+        self._insert(fact)
         return fact
 
+    def _insert(self, fact: Fact) -> None:
+        """Store a fact, and note its atom for the output when it holds at now."""
+        self.store.insert(fact)
+        if fact.pred in self.intensional:
+            atom = (fact.pred[0], fact.args)
+            if fact.at is None:
+                before = self._holding.get(atom, 0)
+                self._holding[atom] = before + 1
+                if not before:
+                    self._touched.add(atom)
+            elif fact.at == self.now:
+                self._now_atoms.add(atom)
+                self._touched.add(atom)
+
     def _output(self, t: int) -> tuple[str, ...]:
-        atoms = {(f.pred[0], f.args) for pred in self.intensional for f in self.store.facts(pred)
-                 if f.at is None or f.at == t}
-        known = self._texts  # the texts of the last output: most atoms hold on
-        self._texts = {a: known.get(a) or atom_text(a) for a in atoms}
-        return tuple(sorted(self._texts.values()))
+        """Every intensional atom holding at t: the last output, with the atoms touched
+        since then that came or went."""
+        holding, now_atoms, texts = self._holding, self._now_atoms, self._texts
+        came, gone = [], set()
+        for atom in self._touched:
+            if atom in holding or atom in now_atoms:
+                if atom not in texts:
+                    texts[atom] = text = atom_text(atom)
+                    came.append(text)
+            elif atom in texts:
+                gone.add(texts.pop(atom))
+        self._touched = set()
+        if gone:
+            self._sorted = list(filterfalse(gone.__contains__, self._sorted))
+        if came:
+            came.sort()
+            self._sorted.extend(came)
+            self._sorted.sort()  # two sorted runs: merged in linear time
+        return tuple(self._sorted)
 
     # -- joins ----------------------------------------------------------------------
 
-    def _join(self, rule: _Rule, delta_at: int | None, delta: list[Fact] | None) -> Iterator[Match]:
+    def _join(self, rule: _Rule, delta_at: int | None, delta: list[Fact] | None) -> list[Match]:
         """The body's matches at now; with ``delta_at``, those whose literal ``delta_at``
         is grounded on a fact of ``delta`` (or is new for another reason)."""
-        order = list(range(len(rule.positives)))
-        if delta_at is not None:
-            order.remove(delta_at)
-            order.insert(0, delta_at)
+        steps = rule.plans[delta_at]
+        last = len(steps)
+        matches: list[Match] = []
 
-        def extend(k: int, binding: Binding, horizon: int, count_horizon: int) -> Iterator[Match]:
-            if k == len(order):
-                yield from self._test(rule, binding, horizon, count_horizon)
+        def extend(k: int, binding: Binding, horizon: int, count_horizon: int) -> None:
+            if k == last:
+                if rule.tests:
+                    self._test(rule, binding, horizon, count_horizon, matches)
+                else:
+                    matches.append((binding, horizon, count_horizon))
                 return
-            i = order[k]
-            only = delta if i == delta_at else None
-            for b, h, hc, is_new in self._ground(rule.positives[i], binding, only):
-                if i == delta_at and not is_new:
+            only = delta if k == 0 else None
+            for b, h, hc, is_new in self._ground(steps[k], binding, only):
+                if only is not None and not is_new:
                     continue
-                yield from extend(k + 1, b, min(horizon, h), min(count_horizon, hc))
+                extend(k + 1, b, horizon if horizon < h else h, count_horizon if count_horizon < hc else hc)
 
-        yield from extend(0, {}, INFINITY, INFINITY)
+        extend(0, {}, INFINITY, INFINITY)
+        return matches
 
-    def _test(self, rule: _Rule, binding: Binding, horizon: int, count_horizon: int) -> Iterator[Match]:
+    def _test(self, rule: _Rule, binding: Binding, horizon: int, count_horizon: int, matches: list[Match]) -> None:
+        """Add the match when the rule's built-ins and tests hold (Math binds its result)."""
         binding = dict(binding)
         for item in rule.tests:
             if isinstance(item, Math):
@@ -282,90 +388,86 @@ class LarsEngine(Program):
                 if not self._holds(item, binding):
                     return
                 horizon = min(horizon, self.now)
-        yield binding, horizon, count_horizon
+        matches.append((binding, horizon, count_horizon))
 
-    def _candidates(self, literal: ExtLiteral, binding: Binding, only: list[Fact] | None) -> Iterator[tuple[Fact, Binding]]:
-        atom = literal.atom
-        positions, key = [], []
-        for i, term in enumerate(atom.args):
-            if isinstance(term, Const):
-                positions.append(i)
-                key.append(term.value)
-            elif term.name in binding:
-                positions.append(i)
-                key.append(binding[term.name])
-        if only is None:
-            facts = self.store.matching(literal.pred, tuple(positions), tuple(key))
-        else:
-            facts = [f for f in only if f.pred == literal.pred and f.alive
-                     and all(f.args[p] == k for p, k in zip(positions, key))]
-            if literal.modality == AT:  # @ over a fact of the current time point is new at every t
-                facts += [f for f in self.store.facts(literal.pred) if f.at is None and f.consider < self.now
-                          and all(f.args[p] == k for p, k in zip(positions, key))]
-        for fact in list(facts):
-            extended = binding
-            if len(positions) < len(atom.args):
-                extended = dict(binding)
-                for term, arg in zip(atom.args, fact.args):
-                    if isinstance(term, Var) and extended.setdefault(term.name, arg) != arg:
-                        break
-                else:
-                    yield fact, extended
-                continue
-            yield fact, extended
-
-    def _ground(self, literal: ExtLiteral, binding: Binding, only: list[Fact] | None) -> Iterator[tuple[Binding, int, int, bool]]:
-        """Algorithm 2 for one positive literal: its groundings on facts, with how long
-        each holds (time and count horizon) and whether it is new at now."""
+    def _ground(self, step: _Step, binding: Binding, only: list[Fact] | None) -> list[tuple[Binding, int, int, bool]]:
+        """Algorithm 2 for one positive literal: its groundings on facts (of ``only`` when
+        given), with how long each holds (time and count horizon) and whether it is new
+        at now."""
         t = self.now
-        for fact, extended in self._candidates(literal, binding, only):
-            at = t if fact.at is None else fact.at
-            horizons = self._in_window(literal.window, fact, at)
-            if horizons is None:
+        positions = step.positions
+        key = tuple([binding[v] if is_var else v for is_var, v in step.key])
+        modality, window = step.modality, step.window
+        if only is None:
+            facts = self.store.matching(step.pred, positions, key)
+        else:
+            facts = [f for f in only if f.alive and (not positions or all(f.args[p] == k for p, k in zip(positions, key)))]
+            if modality == AT:  # @ over a fact of the current time point is new at every t
+                facts += [f for f in self.store.facts(step.pred) if f.at is None and f.consider < t
+                          and all(f.args[p] == k for p, k in zip(positions, key))]
+        time_size = window.size if window is not None and not window.tuple else None
+        binds, same = step.binds, step.same
+        found = []
+        for fact in facts:
+            fat = fact.at
+            at = t if fat is None else fat
+            if fact.seq is not None:  # data: true for ever, its horizons are the window's
+                horizon = count_horizon = INFINITY
+            else:
+                horizon, count_horizon = fact.horizon, fact.count_horizon
+            if window is not None and fat is not None:
+                if time_size is not None:
+                    if at < t - time_size:
+                        continue
+                    if at + time_size < horizon:
+                        horizon = at + time_size
+                else:
+                    last = self._tuple_last(window.size, fact, at)
+                    if last is None:
+                        continue
+                    if last < count_horizon:
+                        count_horizon = last
+            args = fact.args
+            if same and any(args[i] != args[j] for i, j in same):
                 continue
-            horizon, count_horizon = horizons
+            extended = binding
+            if binds:
+                extended = dict(binding)
+                for i, name in binds:
+                    extended[name] = args[i]
             new = fact.consider == t
-            if literal.modality == PLAIN:
+            if modality == PLAIN:
                 if at != t:
                     continue
-                if fact.at is not None:
+                if fat is not None:
                     horizon = t
-            elif literal.modality == BOX:
-                if at != t or not self._holds(literal, extended):
+            elif modality == BOX:
+                if at != t or not self._holds(step.literal, extended):
                     continue
                 horizon, new = t, True
-            if literal.modality == AT:
-                if fact.at is None:
+            elif modality == AT:
+                if fat is None:
                     horizon, new = t, True
-                time = literal.time
-                if isinstance(time, Var) and time.name not in extended:
-                    extended = {**extended, time.name: at}
-                elif _value(time, extended) != at:  # type: ignore[arg-type]
-                    continue
-            yield extended, horizon, count_horizon, new
+                if step.time_bind is not None:
+                    extended = {**extended, step.time_bind: at}
+                else:
+                    is_var, v = step.time_check  # type: ignore[misc]
+                    if (extended[v] if is_var else v) != at:
+                        continue
+            found.append((extended, horizon, count_horizon, new))
+        return found
 
-    def _in_window(self, window: Window | None, fact: Fact, at: int) -> tuple[int, int] | None:
-        """How long a fact holding at ``at`` stays in the window: (time, count) horizons,
-        within the fact's own; None if it is not in the window now."""
-        horizon, count_horizon = fact.horizon, fact.count_horizon
-        if fact.seq is not None:  # data: true for ever, its horizons are the window's
-            horizon = count_horizon = INFINITY
-        if window is None or fact.at is None:
-            return horizon, count_horizon
-        if not window.tuple:
-            if at < self.now - window.size:
-                return None
-            return min(horizon, at + window.size), count_horizon
+    def _tuple_last(self, size: int, fact: Fact, at: int) -> int | None:
+        """The count of data atoms up to which a fact holding at ``at`` stays in a tuple
+        window of ``size``; None if it is not in the window now."""
         if fact.seq:  # an atom of an extensional predicate: counted
-            last = fact.seq + window.size - 1
+            last = fact.seq + size - 1
         else:  # in the window while fewer than n atoms arrive after its time point
             upto = self.counts.get(at)
             if upto is None:  # evicted: before every tuple window
                 return None
-            last = upto + window.size - 1
-        if last < self.count:
-            return None
-        return horizon, min(count_horizon, last)
+            last = upto + size - 1
+        return None if last < self.count else last
 
     # -- the definitions, for what is decided anew at each time point ---------------
 
