@@ -184,3 +184,20 @@ def test_define_template_errors_name_their_place_in_the_program() -> None:
     with pytest.raises(ChronologSyntaxError) as info:
         Engine(PROGRAM.replace("DEFINE {", "DEFINE {\n    ?nope :p [ ;", 1), filename="fire.dotr")
     assert (info.value.lineno, info.value.message.split(":")[0]) == (11, "syntax error")
+
+
+def test_firing_names_do_not_depend_on_the_order_of_a_graphs_triples() -> None:
+    """A firing is named by its event's place among the time point's events, so events come
+    in the order the program declares their queries whatever order the triples came in and
+    however terms were numbered (a Spark executor has an order and a dictionary of its own)."""
+    program = (ROOT / "tests/fixtures/dotr/within_zero/together.dotr").read_text()
+    node, literal = lambda name: pyoxigraph.NamedNode(EX + name), pyoxigraph.Literal  # noqa: E731
+    triples = [(node("t1"), node("temp"), literal(70)), (node("t1"), node("room"), node("kitchen")),
+               (node("d1"), node("smoke"), literal(True)), (node("d1"), node("room"), node("kitchen"))]
+    named = set()
+    for order in (triples, triples[::-1], triples[1:] + triples[:1]):
+        engine = Engine(program)
+        encoded = [tuple(engine.dictionary.encode(term) for term in triple) for triple in order]
+        named.add(tuple(sorted(str(engine.program.decode(graph)) for graph in engine.push(10, encoded))))
+    (outputs,) = named
+    assert len(outputs) == 2 and "together:10-1-1" in str(outputs)

@@ -277,10 +277,11 @@ class DotrProgram(Program):
     def events(self, time: int, triples: Iterable[Triple]) -> list[cep.Event]:
         """Reason at ``time`` and run the EVENT queries: the time point's events.
 
-        The events of one query come in a canonical order (by their terms' N-Triples
-        text), so which of two events of a time point ``last`` prefers, or which one a
-        firing consumes first, never depends on how terms happened to be numbered: a
-        Spark executor with a dictionary of its own detects exactly what this engine does.
+        Events come in a canonical order (queries in the order the program declares
+        them, one query's events by their terms' N-Triples text), so which of two events
+        of a time point ``last`` prefers, which one a firing consumes first, and the names
+        of firings never depend on how terms happened to be numbered: a Spark executor
+        with a dictionary of its own detects and names exactly what this engine does.
         """
         stats = self.stats
         clock = _time.perf_counter
@@ -294,10 +295,12 @@ class DotrProgram(Program):
             solutions = self.queries.from_scratch(view, self._ms(time))
         events = []
         attributes = self.attributes
-        for name, rows in solutions.items():
+        for name, attrs in attributes.items():
+            rows = solutions.get(name)
+            if not rows:
+                continue
             if len(rows) > 1:
                 rows = sorted(rows, key=self._row_key)
-            attrs = attributes[name]
             events.extend(cep.Event(name, time, time, dict(zip(attrs, row))) for row in rows)
         stats.reasoning += t1 - t0
         stats.querying += clock() - t1
