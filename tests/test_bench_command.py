@@ -83,7 +83,8 @@ def test_barbieri_fig7_runs_small(tmp_path: Path) -> None:
 def test_windows_runs_small() -> None:
     done = chronolog("bench", "windows", "--per-window", "20", "--windows", "3", "--repeats", "1")
     assert done.returncode == 0, done.stderr
-    assert "| [RANGE 200ms STEP 200ms] tumbling | in-process | 60 |" in done.stdout
+    assert "| [RANGE 200ms STEP 200ms] tumbling | in-process | maintained | 60 |" in done.stdout
+    assert "| [RANGE 200ms STEP 20ms] sliding, STEP = RANGE/10 | in-process | evaluated in full | 60 |" in done.stdout
 
 
 def test_bench_epsparql_runs_small() -> None:

@@ -24,7 +24,7 @@ import os
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Mapping, Protocol
 from urllib.parse import unquote, urlparse
 
@@ -39,7 +39,9 @@ from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarn
 from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
 from chronolog.program.termtext import as_ids, as_text
 from chronolog.sparql import PreparedQuery
+from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import QUAD
+from chronolog.sparql.maintained import MaintainedAnswer
 from chronolog.store import Database, Layers
 from chronolog.terms import TermDictionary
 from chronolog.window.buffer import WindowBuffer
@@ -110,17 +112,29 @@ def with_static_background(spec: ProgramSpec, iris: tuple[str, ...]) -> ProgramS
 class _Running:
     """A query's state: its schedule, one maintenance per graph, its previous answer."""
 
-    def __init__(self, query: ContinuousQuery, maintainers: dict[str, Maintenance]) -> None:
+    def __init__(self, query: ContinuousQuery, maintainers: dict[str, Maintenance], maintain_answers: bool) -> None:
         self.query = query
         self.schedule = Schedule(query.windows, query.policy)
         self.maintainers = maintainers  # "" for the union, else per window
         self.static: Database | None = None  # the static named graphs, as quads
         self.counts: dict[str, Counter] = {name: Counter() for name in maintainers}
         self.previous: Counter = Counter()
+        # the answer kept up to date from what enters and leaves the view, when the query
+        # allows (else evaluated in full at each instant), and the overlay it was kept for
+        self.maintained = (MaintainedAnswer.of(query.query)
+                           if maintain_answers and not query.named and query.inline is None else None)
+        self.seen: set = set()
+        # solutions go out in the order of their terms' texts unless the query orders them:
+        # the same whether the answer was kept or evaluated, whatever the term numbering
+        self.canonical = query.query.form == "SELECT" and not any(
+            isinstance(n, A.OrderBy) for n in query.query.query.walk())
+        self.current = False  # whether ``maintained`` holds the answer at the previous evaluation
 
 
 class WindowedProgram(Program):
     """Continuous queries over windows (see the module docstring)."""
+
+    maintain_answers = True  # keep answers up to date from the view's changes where a query allows
 
     def __init__(self, spec: ProgramSpec, dictionary: TermDictionary | None = None) -> None:
         self.spec = spec
@@ -135,6 +149,7 @@ class WindowedProgram(Program):
         self.output_kind = SOLUTIONS
         self._evaluating: _Running | None = None  # the query being evaluated (for timestamp)
         self._times: dict[tuple[int, int, int], int] | None = None  # its window triples' latest times
+        self._term_text = lru_cache(maxsize=1 << 16)(lambda t: "" if t is None else str(self.dictionary.decode(t)))
 
     def _reasoner(self) -> Reasoner:
         """A reasoner over the one background closure (the first maintenance takes the one
@@ -151,7 +166,8 @@ class WindowedProgram(Program):
             raise MaintenanceError("--maintenance expiration needs windows whose items leave at a known time: "
                                    "a tuple window ([TRIPLES n]) does not; use naive or dred")
         graphs = list(query.windows) if query.named else [""]
-        running = _Running(query, {g: maintenance(self.strategy, self._reasoner()) for g in graphs})
+        running = _Running(query, {g: maintenance(self.strategy, self._reasoner()) for g in graphs},
+                           self.maintain_answers)
         if query.graphs:
             running.static = Database()
             relation = running.static.relation(QUAD, 4)
@@ -228,11 +244,13 @@ class WindowedProgram(Program):
             view = views[""]
         if query.inline is not None:
             query.inline.fill(instant.time, running.schedule.buffers)
-        answer = self._answer(query.query, view)
+        answer = self._answer(query.query, view) if running.maintained is None else self._maintain(running, view)
         rows = relation_to_stream(query.r2s, running.previous, answer)
         running.previous = answer
         if not rows:
             return []
+        if running.canonical:
+            rows.sort(key=self._row_key)  # type: ignore[arg-type]
         if self.output_kind == GRAPHS:
             return [GraphOutput(instant.time, query.name, tuple(dict.fromkeys(rows)))]  # type: ignore[arg-type]
         names = query.query.variables if query.query.form == "SELECT" else ["ask"]
@@ -242,6 +260,28 @@ class WindowedProgram(Program):
             solutions = tuple(Solution({n: v for n, v in zip(names[:-2], row) if v is not None}, *map(self._time, row[-2:]))  # type: ignore[arg-type, index]
                               for row in rows)
         return [SolutionsOutput(instant.time, query.name, solutions)]
+
+    def _maintain(self, running: _Running, view: Layers) -> Counter:
+        """The query's answer from what entered and left the overlay since the previous
+        evaluation (the background never changes); when most of it changed (a tumbling
+        window), evaluating in full is cheaper, and the kept answer is rebuilt once the
+        changes are small again."""
+        overlay = set(running.maintainers[""].overlay.triples)
+        seen, running.seen = running.seen, overlay
+        entered, left = overlay - seen, seen - overlay
+        kept = running.maintained
+        assert kept is not None
+        if 2 * (len(entered) + len(left)) > len(overlay) + len(seen):
+            running.current = False
+            return self._answer(running.query.query, view)
+        if not running.current:
+            running.current = True
+            return Counter(kept.start(view))
+        return Counter(kept.update(view, entered, left))
+
+    def _row_key(self, row: tuple) -> tuple[str, ...]:
+        text = self._term_text
+        return tuple(text(t) for t in row)
 
     def _time(self, term: int | None) -> int | None:
         return None if term is None else int(self.dictionary.decode(term).value)
@@ -285,5 +325,6 @@ class WindowedProgram(Program):
                 if explicit:
                     keeper.update(min(last for _, last in explicit), {ids(t): last for t, last in explicit}, [])
             running.previous = Counter(ids(row) for row in previous)
+            running.seen, running.current = set(), False
             if running.query.inline is not None:
                 running.query.inline.set_state(inline)

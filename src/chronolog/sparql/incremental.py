@@ -109,6 +109,37 @@ def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple, bool
     return node.triples, pushed, post, q.vars, exists
 
 
+def join_filter(expr: A.Expr, d: TermDictionary) -> JFilter:
+    """A FILTER over BGP variables as a join step on term ids (it prunes inside the join)."""
+    vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
+    return JFilter(vars_, id_test(expr, vars_, d))
+
+
+def post_steps(d: TermDictionary, steps: list[tuple], all_vars: tuple, proj: tuple, base: str | None = None,
+               exists: Callable[[A.Pattern, dict], bool] | None = None) -> Callable[[tuple], tuple | None]:
+    """BINDs and late FILTERs of one query (``_fragment``'s post steps), applied to a BGP
+    solution row (``all_vars``), then projection onto ``proj``; None when a FILTER rejects."""
+    ctx = Context(d, base)
+    if exists is not None:
+        ctx.exists = exists
+    compiled = [(s[0], s[1] if s[0] == "extend" else None, compile_expr(s[-1], ctx)) for s in steps]
+    enc = d.encode
+
+    def post(row: tuple) -> tuple | None:
+        sol = dict(zip(all_vars, row))
+        ctx.row = object()
+        ctx.bnodes.clear()
+        for kind, var, f in compiled:
+            v = f(sol)
+            if kind == "filter":
+                if ebv(v) is not True:
+                    return None
+            elif v is not None:
+                sol[var] = enc(v)
+        return tuple(sol.get(v) for v in proj)
+    return post
+
+
 class _Body:
     """One shared basic graph pattern: its delta plans and the queries that use it."""
 
@@ -359,7 +390,7 @@ class StandingQueries:
                 cmp = (all_vars.index(c[0]), c[1], c[2])
         others = [q for q, _, _, _ in body.queries]
         body.add_query(name, test, positions if post is None else post, cmp,
-                       [self._join_filter(f, all_vars) for f in filters])
+                       [join_filter(f, self.d) for f in filters])
         self._route()
         reg = Registration(name, [str(v) for v in proj], True, body.background_only, shared_with=others)
         if body.background_only:
@@ -383,10 +414,6 @@ class StandingQueries:
         return self._background_answers[name]
 
     # ---- compiled filters --------------------------------------------------------------
-    def _join_filter(self, expr: A.Expr, all_vars: tuple) -> JFilter:
-        vars_ = tuple(sorted({n.var for n in expr.walk() if isinstance(n, A.VarRef)}))
-        return JFilter(vars_, id_test(expr, vars_, self.d))
-
     def _no_background_solution(self, triples: tuple) -> bool:
         """Whether the BGP ``triples`` has no solution over the background alone."""
         enc = self.d.encode
@@ -397,27 +424,9 @@ class StandingQueries:
 
     def _post(self, steps: list[tuple], all_vars: tuple, proj: tuple, base: str | None = None,
               exists: bool = False) -> Callable[[tuple], tuple | None]:
-        """BINDs and late FILTERs of one query, applied to a solution row, then projection.
-        [NOT] EXISTS is evaluated over this time point's background + overlay."""
-        ctx = Context(self.d, base)
-        if exists:
-            ctx.exists = self._exists(base)
-        compiled = [(s[0], s[1] if s[0] == "extend" else None, compile_expr(s[-1], ctx)) for s in steps]
-        enc = self.d.encode
-
-        def post(row: tuple) -> tuple | None:
-            sol = dict(zip(all_vars, row))
-            ctx.row = object()
-            ctx.bnodes.clear()
-            for kind, var, f in compiled:
-                v = f(sol)
-                if kind == "filter":
-                    if ebv(v) is not True:
-                        return None
-                elif v is not None:
-                    sol[var] = enc(v)
-            return tuple(sol.get(v) for v in proj)
-        return post
+        """BINDs and late FILTERs; [NOT] EXISTS is evaluated over this time point's
+        background + overlay."""
+        return post_steps(self.d, steps, all_vars, proj, base, self._exists(base) if exists else None)
 
     def _exists(self, base: str | None) -> Callable[[A.Pattern, dict], bool]:
         """EXISTS over this time point's background + overlay (the general path's view): a
