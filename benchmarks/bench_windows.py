@@ -38,6 +38,12 @@ SELECT ?sensor ?value
 FROM STREAM <http://example.org/observations> [RANGE {range}ms STEP {step}ms]
 WHERE {{ ?obs :procedure ?sensor ; :observedProperty :AirTemperature ; :value ?value . FILTER(?value > 30) }}
 """
+RSPQL = """PREFIX : <http://example.org/>
+REGISTER RSTREAM :hot AS
+SELECT ?sensor ?value
+FROM NAMED WINDOW :w ON :observations [RANGE PT{range_s}S STEP PT{step_s}S]
+WHERE {{ WINDOW :w {{ ?obs :procedure ?sensor ; :observedProperty :AirTemperature ; :value ?value . FILTER(?value > 30) }} }}
+"""
 
 
 def stream(elements: int, period: int, sensors: int = 50, seed: int = 1) -> list[tuple[int, str]]:
@@ -54,9 +60,12 @@ def stream(elements: int, period: int, sensors: int = 50, seed: int = 1) -> list
     return out
 
 
-def write(folder: Path, name: str, elements: list[tuple[int, str]], range_ms: int, step_ms: int) -> tuple[Path, Path]:
-    program = folder / f"{name}.csparql"
-    program.write_text(QUERY.format(range=range_ms, step=step_ms), encoding="utf-8")
+def write(folder: Path, name: str, elements: list[tuple[int, str]], range_ms: int, step_ms: int,
+          lang: str = "csparql") -> tuple[Path, Path]:
+    program = folder / f"{name}.{lang}"
+    text = (QUERY.format(range=range_ms, step=step_ms) if lang == "csparql"
+            else RSPQL.format(range_s=range_ms / 1000, step_s=step_ms / 1000))
+    program.write_text(text, encoding="utf-8")
     data = folder / f"{name}.jsonl"
     data.write_text("".join(json.dumps({"time": t, "graph": g}) + "\n" for t, g in elements), encoding="utf-8")
     return program, data
@@ -113,8 +122,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for label, step in (("tumbling", range_ms), ("sliding, STEP = RANGE/10", range_ms // 10)):
-            program, data = write(folder, f"q{step}", elements, range_ms, step)
+        for lang, label, step in (("csparql", "tumbling", range_ms), ("csparql", "sliding, STEP = RANGE/10", range_ms // 10),
+                                  ("rspql", "RSP-QL named window, sliding", range_ms // 10)):
+            program, data = write(folder, f"q{step}", elements, range_ms, step, lang)
             full_us, full_cpu, full_rows = in_process(program, data, args.repeats, maintain=False)
             us, cpu, rows = in_process(program, data, args.repeats, maintain=True)
             if rows != full_rows:
@@ -124,7 +134,7 @@ def main() -> None:
                 print(f"| [RANGE {range_ms}ms STEP {step}ms] {label} | in-process | {how} | {n:,} | {wall:.1f} | "
                       f"{used:.1f} | {solutions:,} |", flush=True)
             print(f"| | | full / maintained (CPU) | | | {full_cpu / cpu:.2f}x | |", flush=True)
-            if not args.spark:
+            if not args.spark or lang != "csparql":
                 continue
             short = elements[: 2 * args.per_window]
             short_program, short_data = write(folder, f"s{step}", short, range_ms, step)

@@ -52,9 +52,10 @@ def rule_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str,
     return files
 
 
-def answers(text: str, options: Options, stream: list, restore_at: int | None, maintain: bool) -> list:
+def answers(text: str, options: Options, stream: list, restore_at: int | None, maintain: bool,
+            lang: str = "csparql") -> list:
     """Every output (time, bag of solutions as text) of the query over ``stream``."""
-    spec = ProgramSpec("csparql", text, "q.csparql", options)
+    spec = ProgramSpec(lang, text, f"q.{lang}", options)
     program = compile_program(spec) if maintain else _without_maintenance(spec)
     out = []
 
@@ -72,7 +73,7 @@ def answers(text: str, options: Options, stream: list, restore_at: int | None, m
             restore_at = None
         d = program.dictionary
         triples = tuple(tuple(d.iri(term[1:-1]) for term in triple) for triple in element)
-        take(program.push(time, {f"{E}s": [triples]}))
+        take(program.push(time, {program.streams[0]: [triples]}))
     take(program.flush())
     return out
 
@@ -100,6 +101,29 @@ def test_maintained_answers_equal_full_evaluation(rule_files, stream, query, rul
     assert answers(text, options, stream, restore_at, maintain=True) == want
 
 
+WINDOWED = [  # RSP-QL: patterns in named windows, joined across windows and with FILTERs inside
+    "SELECT ?x ?y WHERE { WINDOW :w1 { ?x :p ?y } }",
+    "SELECT ?x ?z WHERE { WINDOW :w1 { ?x :p ?y } WINDOW :w2 { ?y :q ?z FILTER(?z != :a) } }",
+    "SELECT ?x WHERE { WINDOW :w2 { ?x ?pred ?x } WINDOW :w1 { ?x :r ?w } }",
+    "SELECT * WHERE { WINDOW :w1 { ?x :q ?y } WINDOW :w2 { ?x :q ?y } FILTER(?x != ?y) }",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(streams, st.sampled_from(WINDOWED), st.sampled_from(["RSTREAM", "ISTREAM", "DSTREAM"]),
+       st.sampled_from(sorted(RULES)), st.integers(1, 8), st.integers(1, 8), st.integers(1, 4), st.none() | st.integers(0, 30))
+def test_maintained_answers_over_named_windows(rule_files, stream, query, r2s, rules, range1, range2, step,
+                                               restore_at) -> None:
+    text = (f"PREFIX : <{E}>\nREGISTER {r2s} :q AS\n" + query.replace(
+        " WHERE", f"\nFROM NAMED WINDOW :w1 ON :s [RANGE {range1} STEP {step}]\n"
+                  f"FROM NAMED WINDOW :w2 ON :s [RANGE {range2} STEP {step}]\nWHERE"))
+    options = Options(rules=rule_files[rules])
+    program = compile_program(ProgramSpec("rspql", text, "q.rspql", options))
+    assert program.running[0].maintained is not None
+    want = answers(text, options, stream, restore_at, maintain=False, lang="rspql")
+    assert answers(text, options, stream, restore_at, maintain=True, lang="rspql") == want
+
+
 @pytest.mark.parametrize("query", [
     "SELECT ?x WHERE { ?x :p ?y FILTER(?y < NOW()) }",
     "SELECT DISTINCT ?x WHERE { ?x :p ?y }",
@@ -108,6 +132,9 @@ def test_maintained_answers_equal_full_evaluation(rule_files, stream, query, rul
     "SELECT ?x WHERE { ?x :p ?y FILTER NOT EXISTS { ?y :q ?x } }",
     "SELECT ?x WHERE { ?x :p ?y BIND(BNODE() AS ?b) }",
     "SELECT ?x WHERE { ?x :p ?y BIND(<http://e/f>(?y) AS ?b) }",
+    "SELECT ?x WHERE { GRAPH ?g { ?x :p ?y } }",
+    "SELECT ?x WHERE { GRAPH :g { } ?x :p ?y }",
+    "SELECT ?x WHERE { GRAPH :g { ?x :p ?y FILTER(?z) } ?x :q ?z }",
 ])
 def test_queries_outside_the_fragment_are_evaluated_in_full(query: str) -> None:
     """Their answer may change while the view does not, or is not a bag of BGP solutions."""

@@ -25,7 +25,7 @@ import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
-from typing import Mapping, Protocol
+from typing import Collection, Mapping, Protocol
 from urllib.parse import unquote, urlparse
 
 from pyoxigraph import Literal, NamedNode
@@ -42,7 +42,7 @@ from chronolog.sparql import PreparedQuery
 from chronolog.sparql import algebra as A
 from chronolog.sparql.evaluate import QUAD
 from chronolog.sparql.maintained import MaintainedAnswer
-from chronolog.store import Database, Layers
+from chronolog.store import TRIPLE, Database, Fact, Layers
 from chronolog.terms import TermDictionary
 from chronolog.window.buffer import WindowBuffer
 from chronolog.window.r2s import R2S, relation_to_stream
@@ -120,10 +120,10 @@ class _Running:
         self.counts: dict[str, Counter] = {name: Counter() for name in maintainers}
         self.previous: Counter = Counter()
         # the answer kept up to date from what enters and leaves the view, when the query
-        # allows (else evaluated in full at each instant), and the overlay it was kept for
-        self.maintained = (MaintainedAnswer.of(query.query)
-                           if maintain_answers and not query.named and query.inline is None else None)
-        self.seen: set = set()
+        # allows (else evaluated in full at each instant)
+        self.maintained = MaintainedAnswer.of(query.query) if maintain_answers and query.inline is None else None
+        self.held: dict[str, set] = {}  # per graph, what it held at the previous evaluation
+        self.quads = Database()  # over named windows: each window's graph, kept up to date
         # solutions go out in the order of their terms' texts unless the query orders them:
         # the same whether the answer was kept or evaluated, whatever the term numbering
         self.canonical = query.query.form == "SELECT" and not any(
@@ -231,20 +231,19 @@ class WindowedProgram(Program):
                         del counts[triple]
                         left.append(triple)
             views[graph] = keeper.update(instant.time, entered, [t for t in left if t not in entered])
-        if query.named:
-            quads = Database()
-            relation = quads.relation(QUAD, 4)
-            for graph, keeper in running.maintainers.items():
-                g = self.dictionary.iri(graph)
-                relation.update((g,) + t for t in running.counts[graph])
-                relation.update((g,) + t for t in keeper.overlay.triples)
-            static = [running.static] if running.static is not None else []
-            view = Layers([self._base.lower, self._base.upper, *static, quads])
-        else:
-            view = views[""]
         if query.inline is not None:
             query.inline.fill(instant.time, running.schedule.buffers)
-        answer = self._answer(query.query, view) if running.maintained is None else self._maintain(running, view)
+        if query.named:
+            view, entered, left = self._named_view(running)
+            answer = self._answer(query.query, view) if running.maintained is None else \
+                self._maintain(running, view, {QUAD: entered}, left)
+        elif running.maintained is None:
+            answer = self._answer(query.query, views[""])
+        else:
+            overlay = set(running.maintainers[""].overlay.triples)
+            before = running.held.get("", set())
+            running.held[""] = overlay
+            answer = self._maintain(running, views[""], {TRIPLE: overlay - before}, before - overlay)
         rows = relation_to_stream(query.r2s, running.previous, answer)
         running.previous = answer
         if not rows:
@@ -261,17 +260,40 @@ class WindowedProgram(Program):
                               for row in rows)
         return [SolutionsOutput(instant.time, query.name, solutions)]
 
-    def _maintain(self, running: _Running, view: Layers) -> Counter:
-        """The query's answer from what entered and left the overlay since the previous
+    def _named_view(self, running: _Running) -> tuple[Layers, list[Fact], list[Fact]]:
+        """The view of a query over named windows: the background, the static named
+        graphs, and each window's graph (its content and what the rules derive from it)
+        as quads, kept up to date from what changed in it; with the quads that entered
+        and left since the previous evaluation."""
+        relation = running.quads.relation(QUAD, 4)
+        entered: list[Fact] = []
+        left: list[Fact] = []
+        for graph, keeper in running.maintainers.items():
+            g = self.dictionary.iri(graph)
+            now = set(running.counts[graph])
+            now.update(keeper.overlay.triples)
+            before = running.held.get(graph, set())
+            running.held[graph] = now
+            left.extend((g,) + t for t in before - now)
+            entered.extend((g,) + t for t in now - before)
+        for quad in left:
+            relation.discard(quad)
+        relation.update(entered)
+        static = [running.static] if running.static is not None else []
+        return Layers([self._base.lower, self._base.upper, *static, running.quads]), entered, left
+
+    def _maintain(self, running: _Running, view: Layers, entered: dict[str, Collection[Fact]],
+                  left: Collection[Fact]) -> Counter:
+        """The query's answer from what entered and left the view since the previous
         evaluation (the background never changes); when most of it changed (a tumbling
         window), evaluating in full is cheaper, and the kept answer is rebuilt once the
         changes are small again."""
-        overlay = set(running.maintainers[""].overlay.triples)
-        seen, running.seen = running.seen, overlay
-        entered, left = overlay - seen, seen - overlay
         kept = running.maintained
         assert kept is not None
-        if 2 * (len(entered) + len(left)) > len(overlay) + len(seen):
+        came = sum(map(len, entered.values()))
+        now = sum(map(len, running.held.values()))
+        before = now - came + len(left)
+        if 2 * (came + len(left)) > now + before:
             running.current = False
             return self._answer(running.query.query, view)
         if not running.current:
@@ -325,6 +347,7 @@ class WindowedProgram(Program):
                 if explicit:
                     keeper.update(min(last for _, last in explicit), {ids(t): last for t, last in explicit}, [])
             running.previous = Counter(ids(row) for row in previous)
-            running.seen, running.current = set(), False
+            running.held, running.current = {}, False
+            running.quads.relation(QUAD, 4).clear()
             if running.query.inline is not None:
                 running.query.inline.set_state(inline)

@@ -71,15 +71,10 @@ class Registration:
     reason: str | None = None
 
 
-def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple, bool] | None:
-    """(triples, pushable filters, post steps, projected vars, reads EXISTS) when ``q`` is a
-    SELECT over a BGP with FILTERs and BINDs, else None.
-
-    Pushable filters read only variables of the BGP: they run inside (or right after) the
-    join. Post steps (BINDs, filters reading BIND results, and anything with [NOT] EXISTS)
-    run per solution in order. A query with EXISTS is only delta-driven when its BGP has no
-    solution over the background alone (see ``StandingQueries.register``).
-    """
+def peel(q: A.Query) -> tuple[A.Pattern, list[tuple]] | None:
+    """(the pattern under the projection, its FILTERs and BINDs innermost first, as
+    ("filter", expr) or ("extend", var, expr)) when ``q`` is a SELECT of that shape with
+    no aggregate, else None."""
     if q.form != "SELECT" or q.dataset is not None:
         return None
     node = q.pattern
@@ -92,20 +87,37 @@ def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple, bool
             return None
         steps.append(("filter", expr) if isinstance(node, A.Filter) else ("extend", node.var, expr))
         node = node.pattern
-    if not isinstance(node, A.BGP) or not node.triples:
-        return None
     steps.reverse()  # innermost first: the evaluation order
-    bgp_vars = node.pattern_vars()
+    return node, steps
+
+
+def split_steps(steps: list[tuple], bound: set) -> tuple[list[A.Expr], list[tuple], bool]:
+    """(pushable filters, post steps, reads EXISTS): a FILTER reading only ``bound``
+    variables can run inside the join; BINDs, filters reading BIND results and anything
+    with [NOT] EXISTS run per solution, in order."""
     pushed, post = [], []
     exists = False
     for step in steps:
         if step[-1].find(A.Exists) is not None:
             exists = True
             post.append(step)
-        elif step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bgp_vars:
+        elif step[0] == "filter" and {n.var for n in step[1].walk() if isinstance(n, A.VarRef)} <= bound:
             pushed.append(step[1])
         else:
             post.append(step)
+    return pushed, post, exists
+
+
+def _fragment(q: A.Query) -> tuple[tuple, list[A.Expr], list[tuple], tuple, bool] | None:
+    """(triples, pushable filters, post steps, projected vars, reads EXISTS) when ``q`` is a
+    SELECT over a BGP with FILTERs and BINDs, else None. A query with EXISTS is only
+    delta-driven when its BGP has no solution over the background alone (see
+    ``StandingQueries.register``)."""
+    peeled = peel(q)
+    if peeled is None or not isinstance(peeled[0], A.BGP) or not peeled[0].triples:
+        return None
+    node, steps = peeled
+    pushed, post, exists = split_steps(steps, node.pattern_vars())
     return node.triples, pushed, post, q.vars, exists
 
 
