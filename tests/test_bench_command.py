@@ -91,3 +91,9 @@ def test_bench_epsparql_runs_small() -> None:
     done = chronolog("bench", "epsparql", "--events", "300", "--bounds", "40", "--lengths", "100", "--repeat", "1")
     assert done.returncode == 0, done.stderr
     assert "| PT40S |" in done.stdout and "## The stream grows 10x, bound PT40S" in done.stdout
+
+
+def test_ui_runs_small() -> None:
+    done = chronolog("bench", "ui", "--points", "20,40", "--repeats", "1")
+    assert done.returncode == 0, done.stderr
+    assert "| --ui | 40 |" in done.stdout and "with / without, per element" in done.stdout

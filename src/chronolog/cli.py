@@ -5,7 +5,9 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -94,7 +96,6 @@ def _options(args: argparse.Namespace) -> object:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import time
 
     from chronolog.engine import Engine
     from chronolog.lang.registry import load_spec
@@ -120,6 +121,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.runner == "spark":
         from chronolog.spark.command import run_spark_command
 
+        if args.ui is not None:
+            raise ChronologError("--ui runs with --runner inprocess for now: the Spark runner's live view is "
+                                 "not built yet")
         return run_spark_command(args, spec, sources)
     for source in sources.values():
         if source.startswith("tcp://"):
@@ -138,26 +142,74 @@ def _run(args: argparse.Namespace) -> int:
     progress = Progress()
     start = time.monotonic()
     outputs = 0
-    with contextlib.ExitStack() as files:
+    live = contextlib.ExitStack()
+    monitor = _live_view(args, late, errors, live) if args.ui is not None else None
+    with live, contextlib.ExitStack() as files:
         out = sys.stdout.buffer if args.output in (None, "-") else files.enter_context(atomic_file(args.output))
         writer = files.enter_context(open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
                                                         ms_per_unit=engine.ms_per_unit))
         try:
-            for output in engine.run_files(sources, late=late, lateness=lateness, on_error=errors):
+            for output in engine.run_files(sources, late=late, lateness=lateness, on_error=errors, observer=monitor):
                 writer.write(output)
+                if monitor is not None:
+                    monitor.output(output.time, partial(_shown, output, engine.dictionary))
                 outputs += 1
                 if outputs & 0xFF == 1:
                     rate = outputs / max(1e-9, time.monotonic() - start)
                     progress.update(f"{outputs:,} outputs ({rate:,.0f}/s), stream time {output.time}")
         finally:
             kept = close_policies(late, errors)
-    report = program.report()
-    progress.done(_summary(report, outputs, time.monotonic() - start))
-    for line in kept:
-        print(f"chronolog: {line}", file=sys.stderr)
-    if args.stats and report:
-        print(report, file=sys.stderr)
+        files.close()  # the output is complete before anyone is told so
+        report = program.report()
+        summary = _summary(report, outputs, time.monotonic() - start)
+        progress.done(summary)
+        for line in kept:
+            print(f"chronolog: {line}", file=sys.stderr)
+        if args.stats and report:
+            print(report, file=sys.stderr)
+        if monitor is not None:
+            monitor.finish(summary)
+            _linger()
     return 0
+
+
+def _live_view(args: argparse.Namespace, late, errors, live: contextlib.ExitStack):  # type: ignore[no-untyped-def]
+    """Start ``--ui``'s server for this run (stopped when ``live`` closes); its monitor."""
+    from chronolog.monitor import RunMonitor
+    from chronolog.ui.server import LiveView, parse_address
+
+    monitor = RunMonitor(args.program, args.runner)
+    monitor.watch("late", lambda: getattr(late, "count", 0))
+    monitor.watch("skipped", lambda: errors.count)
+    if errors.sink is not None:
+        keep = errors.sink
+        errors.sink = lambda error: (monitor.problem(str(error).splitlines()[0]), keep(error))
+    view = LiveView(monitor, *parse_address(args.ui))
+    print(f"chronolog: live view at {view.start()}", file=sys.stderr, flush=True)
+    live.callback(view.stop)
+    return monitor
+
+
+def _shown(output, dictionary) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """An output as the live view's table shows it: (its rule or query, its text)."""
+    from chronolog.program.outputs import render
+
+    name, body = render(output, dictionary)
+    return name, body if isinstance(body, str) else "\n".join(body)
+
+
+def _linger() -> None:
+    """After the run, an interactive user may still be looking: serve until Ctrl-C;
+    otherwise long enough for open pages to get the final state."""
+    from chronolog.ui.server import PERIOD
+
+    if not sys.stdin.isatty():
+        time.sleep(2 * PERIOD)
+        return
+    print("chronolog: the run has ended; the live view stays up until Ctrl-C", file=sys.stderr, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        while True:
+            time.sleep(3600)
 
 
 def _summary(report: str | None, outputs: int, seconds: float) -> str:
@@ -290,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=["trig", "jsonl"],
                      help="output format; default: from -o, else the input's")
     run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
+    run.add_argument("--ui", nargs="?", const="127.0.0.1:0", metavar="[HOST:]PORT",
+                     help="serve a live view of the run (outputs, throughput, latency, memory) at this address; "
+                          "alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "

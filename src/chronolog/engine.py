@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import heapq
 import os
+from time import perf_counter
 from typing import Iterable, Iterator, Mapping, Sequence, Union
 
 from chronolog.errors import ChronologError
 from chronolog.lang.registry import compile_program, language_for, load_spec
 from chronolog.lateness import ErrorPolicy, LatePolicy
+from chronolog.monitor import RunMonitor
 from chronolog.program import ATOMS_IN, UNNAMED, Inputs, Options, Output, Program, ProgramSpec
 from chronolog.program.contract import reclaim_terms, resolve_stream
 from chronolog.streams import StreamElement, check_stream_file
@@ -103,7 +105,7 @@ class Engine:
         return read_stream(source, self.dictionary, late=late, lateness=lateness, on_error=on_error,
                            ms_per_unit=self.ms_per_unit)
 
-    def run(self, streams: Streams) -> Iterator[Output]:
+    def run(self, streams: Streams, observer: RunMonitor | None = None) -> Iterator[Output]:
         """Outputs for whole streams: one (an iterable of elements) or several (by name),
         merged in time order and grouped into time points; then the flush.
 
@@ -114,7 +116,7 @@ class Engine:
         Between time points, the terms no longer referred to are reclaimed (a program that
         says which it still holds, ``Program.live_terms``): an output's term ids are
         valid until the next output of a later time point is asked for, so write or decode
-        each output as it comes.
+        each output as it comes. ``observer`` hears of each time point pushed (the live view).
         """
         named = streams if isinstance(streams, Mapping) else {UNNAMED: streams}
         ahead: dict[int, StreamElement] = {}  # each stream's last element read: maybe not pushed yet
@@ -130,26 +132,35 @@ class Engine:
                 break
             except (ChronologError, OSError, ValueError):
                 if current is not None:
-                    yield from self.program.push(current, inputs)
+                    yield from self._push(current, inputs, observer)
                 raise
             if current is not None and time != current:
-                yield from self.program.push(current, inputs)
+                yield from self._push(current, inputs, observer)
                 inputs = {}
                 if self.program.input_kind != ATOMS_IN:
                     reclaim_terms(self.program, (tid for e in ahead.values() for triple in e.triples for tid in triple))
             current = time
             inputs.setdefault(name, []).append(element.triples)
         if current is not None:
-            yield from self.program.push(current, inputs)
+            yield from self._push(current, inputs, observer)
         yield from self.program.flush()
 
+    def _push(self, time: int, inputs: dict[str, list[tuple]], observer: RunMonitor | None) -> list[Output]:
+        if observer is None:
+            return self.program.push(time, inputs)
+        start = perf_counter()
+        outputs = self.program.push(time, inputs)
+        observer.time_point(time, sum(map(len, inputs.values())), perf_counter() - start)
+        return outputs
+
     def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *, late: LatePolicy | None = None,
-                  lateness: int = 0, on_error: ErrorPolicy | None = None) -> Iterator[Output]:
+                  lateness: int = 0, on_error: ErrorPolicy | None = None,
+                  observer: RunMonitor | None = None) -> Iterator[Output]:
         """``run`` over stream files, by stream name (``""``: the unnamed stream)."""
         for source in sources.values():
             check_stream_file(source)
         return self.run({name: self.read(source, late=late, lateness=lateness, on_error=on_error)
-                         for name, source in sources.items()})
+                         for name, source in sources.items()}, observer)
 
 
 def _tagged(n: int, name: str, elements: Iterable[StreamElement],

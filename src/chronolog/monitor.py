@@ -1,0 +1,128 @@
+"""What a running program is doing, sampled for the live view (``chronolog run --ui``).
+
+The run loop reports each time point it processed (how many elements, how long the push
+took) and each output; the live view's server reads :meth:`RunMonitor.snapshot` from
+another thread. Reporting is cheap and bounded whatever the stream: counters, one bucket
+per second of run time (the last hour kept), and the last outputs as text; an output is
+rendered to text only while fewer than ``render_per_second`` were this second (the rest
+are counted), so a fast stream does not pay for a table nobody can read at that speed.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from typing import Callable
+
+SECONDS_KEPT = 3600
+RECENT = 500
+
+
+def _rss_bytes() -> int | None:
+    """This process's resident memory now (Linux), None elsewhere."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class RunMonitor:
+    """Counters, per-second series and recent outputs of one run (thread-safe)."""
+
+    def __init__(self, program: str, runner: str, render_per_second: int = 200,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.program, self.runner = program, runner
+        self.render_per_second = render_per_second
+        self._clock = clock
+        self._start = clock()
+        self._lock = threading.Lock()
+        self.counters = {"elements": 0, "time_points": 0, "outputs": 0}
+        self.stream_time: int | None = None
+        self.finished: str | None = None  # the closing line, once the run ended
+        self._seconds: deque[dict] = deque(maxlen=SECONDS_KEPT)
+        self._latencies: list[float] = []  # the current second's, in ms
+        self._recent: deque[dict] = deque(maxlen=RECENT)
+        self._sequence = 0
+        self._rendered_this_second = 0
+        self._watched: dict[str, Callable[[], int]] = {}
+        self.problems: deque[str] = deque(maxlen=RECENT)  # the last skipped elements' errors
+
+    def _bucket(self) -> dict:
+        """The current second's bucket (closing the previous one's latency figures)."""
+        second = int(self._clock() - self._start)
+        seconds = self._seconds
+        if not seconds or seconds[-1]["second"] != second:
+            self._close_bucket()
+            seconds.append({"second": second, "elements": 0, "outputs": 0, "p50_ms": None, "p99_ms": None})
+            self._rendered_this_second = 0
+        return seconds[-1]
+
+    def _close_bucket(self) -> None:
+        if self._seconds and self._latencies:
+            last = self._seconds[-1]
+            last["p50_ms"], last["p99_ms"] = _percentile(self._latencies, 0.5), _percentile(self._latencies, 0.99)
+        self._latencies = []
+
+    def time_point(self, time_: int, elements: int, seconds: float) -> None:
+        """A time point was processed: ``elements`` read, the push took ``seconds``."""
+        with self._lock:
+            bucket = self._bucket()
+            bucket["elements"] += elements
+            self.counters["elements"] += elements
+            self.counters["time_points"] += 1
+            self.stream_time = time_
+            self._latencies.append(seconds * 1000)
+
+    def output(self, time_: int, render: Callable[[], tuple[str, str]], latency: float | None = None) -> None:
+        """An output of stream time ``time_`` was written; ``render`` gives (its rule or
+        query, its text), called only when the output is shown."""
+        with self._lock:
+            bucket = self._bucket()
+            bucket["outputs"] += 1
+            self.counters["outputs"] += 1
+            if self._rendered_this_second >= self.render_per_second:
+                return
+            self._rendered_this_second += 1
+            self._sequence += 1
+            name, text = render()
+            self._recent.append({"seq": self._sequence, "time": time_, "name": name, "text": text,
+                                 "latency_ms": None if latency is None else round(latency * 1000, 3)})
+
+    def watch(self, name: str, counter: Callable[[], int]) -> None:
+        """Show counter ``name`` as ``counter()`` reads it (the late and error policies' counts)."""
+        self._watched[name] = counter
+
+    def problem(self, message: str) -> None:
+        """A skipped element's positioned error, listed on the page."""
+        with self._lock:
+            self.problems.append(message)
+
+    def finish(self, summary: str) -> None:
+        with self._lock:
+            self._close_bucket()
+            self.finished = summary
+
+    def snapshot(self, after: int = 0) -> dict:
+        """Everything the page shows, with the outputs after sequence number ``after``."""
+        with self._lock:
+            elapsed = self._clock() - self._start
+            seconds = [dict(b) for b in self._seconds]
+            if seconds and self._latencies:  # the second under way, so far
+                seconds[-1]["p50_ms"] = _percentile(self._latencies, 0.5)
+                seconds[-1]["p99_ms"] = _percentile(self._latencies, 0.99)
+            return {
+                "program": self.program, "runner": self.runner, "elapsed_s": round(elapsed, 3),
+                "counters": {**self.counters, **{name: read() for name, read in self._watched.items()}},
+                "stream_time": self.stream_time, "problems": list(self.problems),
+                "rates": {k: self.counters[k] / elapsed if elapsed > 0 else 0.0 for k in ("elements", "outputs")},
+                "rss_bytes": _rss_bytes(), "finished": self.finished,
+                "seconds": seconds,
+                "outputs": [o for o in self._recent if o["seq"] > after],
+            }

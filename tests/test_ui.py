@@ -1,0 +1,163 @@
+"""The live view (``chronolog run --ui``): the monitor's counters and series, the server's
+routes, and a run watched through it while its stream is still being written."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from chronolog.errors import ChronologError
+from chronolog.monitor import RunMonitor
+from chronolog.ui.server import LiveView, parse_address
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, ""
+
+
+@pytest.mark.parametrize("text, address", [
+    ("8050", ("127.0.0.1", 8050)), ("0", ("127.0.0.1", 0)), ("0.0.0.0:9000", ("0.0.0.0", 9000)),
+    ("[::1]:7000", ("::1", 7000)), ("localhost:1", ("localhost", 1)),
+])
+def test_addresses(text: str, address: tuple[str, int]) -> None:
+    assert parse_address(text) == address
+
+
+@pytest.mark.parametrize("text", ["examples/fire", "70000", "host:", ""])
+def test_bad_addresses_say_what_is_expected(text: str) -> None:
+    with pytest.raises(ChronologError, match=r"expected \[HOST:\]PORT"):
+        parse_address(text)
+
+
+def test_monitor_counts_per_second_and_renders_only_what_it_shows() -> None:
+    clock = Clock()
+    monitor = RunMonitor("p.dotr", "inprocess", render_per_second=2, clock=clock)
+    rendered = []
+
+    def render(n: int):
+        return lambda: rendered.append(n) or ("rule", f"output {n}")
+
+    monitor.time_point(10, 3, 0.004)
+    monitor.time_point(11, 1, 0.002)
+    for n in range(5):
+        monitor.output(11, render(n))
+    clock.now = 1.5
+    monitor.time_point(12, 2, 0.010)
+    monitor.output(12, render(5), latency=0.01)
+    state = monitor.snapshot()
+    assert rendered == [0, 1, 5]  # two a second: the other outputs are counted, not rendered
+    assert state["counters"] == {"elements": 6, "time_points": 3, "outputs": 6}
+    assert [(b["second"], b["elements"], b["outputs"]) for b in state["seconds"]] == [(0, 4, 5), (1, 2, 1)]
+    assert state["seconds"][0]["p50_ms"] == 4.0 and state["seconds"][1]["p99_ms"] == 10.0
+    assert [o["text"] for o in monitor.snapshot(after=2)["outputs"]] == ["output 5"]
+    assert state["outputs"][-1]["latency_ms"] == 10.0 and state["stream_time"] == 12
+    skipped = [0]
+    monitor.watch("skipped", lambda: skipped[0])
+    skipped[0] = 4
+    monitor.problem("s.jsonl:3:1: invalid JSON")
+    monitor.finish("3 time points in 1.5 s")
+    state = monitor.snapshot()
+    assert state["counters"]["skipped"] == 4 and state["problems"] == ["s.jsonl:3:1: invalid JSON"]
+    assert state["finished"] == "3 time points in 1.5 s"
+
+
+@pytest.mark.parametrize("module", ["uvicorn", "starlette.applications"])
+def test_without_the_extra_the_message_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # an import of it fails
+    with pytest.raises(ChronologError, match=r"pip install 'chronolog\[ui\]'"):
+        LiveView(RunMonitor("p.dotr", "inprocess"), "127.0.0.1", 0)
+
+
+def test_the_server_serves_the_page_its_assets_and_the_state() -> None:
+    monitor = RunMonitor("p.dotr", "inprocess")
+    view = LiveView(monitor, "127.0.0.1", 0)
+    base = view.start()
+    try:
+        monitor.time_point(10, 1, 0.001)
+        monitor.output(10, lambda: ("fire", "<urn:a> a <urn:Fire> ."))
+        status, page = get(base)
+        assert status == 200 and "/static/uPlot.iife.min.js" in page and "/static/app.js" in page
+        for name in ("uPlot.iife.min.js", "uPlot.min.css", "uPlot.LICENSE", "app.js", "app.css"):
+            assert get(base + "static/" + name)[0] == 200, name
+        assert get(base + "static/../server.py")[0] == 404 and get(base + "static/other.js")[0] == 404
+        state = json.loads(get(base + "api/state")[1])
+        assert state["counters"]["outputs"] == 1 and state["outputs"][0]["name"] == "fire"
+        assert json.loads(get(base + "api/state?after=1")[1])["outputs"] == []
+        monitor.finish("done")
+        with urllib.request.urlopen(base + "api/events", timeout=10) as events:  # ends once the run has
+            lines = [line for line in events.read().decode().splitlines() if line.startswith("data: ")]
+        assert json.loads(lines[-1][6:])["finished"] == "done"
+    finally:
+        view.stop()
+
+
+def test_a_run_is_watched_while_its_stream_is_written(tmp_path: Path) -> None:
+    """The fire example through a named pipe: the first graph is written, the page's state
+    shows it processed and no detection; the second is written, the detection appears."""
+    pipe = tmp_path / "stream.jsonl"
+    os.mkfifo(pipe)
+    out = tmp_path / "out.trig"
+    fire = ROOT / "examples" / "fire"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "chronolog", "run", str(fire / "fire.dotr"), "--background", str(fire / "background.ttl"),
+         "--rules", str(fire / "rooms.dl"), "--stream", str(pipe), "--runner", "inprocess", "-o", str(out),
+         "--ui", "127.0.0.1:0"],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        line = run.stderr.readline()  # type: ignore[union-attr]
+        assert line.startswith("chronolog: live view at http://127.0.0.1:"), line
+        base = line.split(" at ", 1)[1].strip()
+        ex = "http://example.org/"
+        graphs = {10: f"<{ex}r1> a <{ex}TempReading> ; <{ex}sensor> <{ex}s1> ; <{ex}value> 65 . "
+                      f"<{ex}s1> <{ex}is_at_location> <{ex}locA> .",
+                  12: f"<{ex}r2> a <{ex}SmokeReading> ; <{ex}sensor> <{ex}s2> . <{ex}s2> <{ex}is_at_location> <{ex}locB> .",
+                  20: f"<{ex}s3> <{ex}is_at_location> <{ex}locC> ."}
+        with open(pipe, "w", encoding="utf-8") as writer:
+            for t in (10, 12):  # a time point is processed once the next one begins
+                writer.write(json.dumps({"time": t, "graph": graphs[t]}) + "\n")
+            writer.flush()
+            state = wait_for(base, lambda s: s["stream_time"] == 10)
+            assert state["counters"]["outputs"] == 0 and state["finished"] is None
+            writer.write(json.dumps({"time": 20, "graph": graphs[20]}) + "\n")
+            writer.flush()
+            state = wait_for(base, lambda s: s["counters"]["outputs"] >= 1)
+            (shown,) = state["outputs"]
+            assert shown["name"] == f"{ex}fire" and shown["time"] == 12 and f"<{ex}roomA>" in shown["text"]
+            assert state["finished"] is None and state["counters"]["elements"] == 2
+    finally:
+        code = run.wait(timeout=60)
+    assert code == 0, run.stderr.read()  # type: ignore[union-attr]
+    assert "roomA" in out.read_text()
+
+
+def wait_for(base: str, done) -> dict:  # type: ignore[no-untyped-def]
+    """The run's state once ``done(state)`` holds."""
+    deadline = time.monotonic() + 60
+    last: dict = {}
+    while time.monotonic() < deadline:
+        last = json.loads(get(base + "api/state")[1])
+        if done(last):
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"the live view never showed it; last state: {last}")
