@@ -133,3 +133,15 @@ def test_keywords_are_not_read_inside_variables_or_names() -> None:
     text = (HEAD + "SELECT ?o FROM NAMED WINDOW :w ON :stream [RANGE 2 STEP 1]\n"
             "WHERE { WINDOW :w { ?from :p ?o } FILTER(!BOUND(?window)) }")
     assert run(text, [(1, 4)]) == [(1, [4]), (2, [4])]
+
+
+def test_a_landmark_window_does_not_make_the_stream_longer() -> None:
+    """At the end of the stream, a sliding window is evaluated until what it holds has left
+    (RSEP-QL Definition 3 for its content); a landmark window beside it keeps its items for
+    good, so it must not keep the stream going (flush used never to end)."""
+    text = (HEAD + "SELECT ?o FROM NAMED WINDOW :w1 ON :stream [FROM 0] FROM NAMED WINDOW :w ON :stream [RANGE 4 STEP 2]\n"
+            "WHERE { WINDOW :w { ?x :p ?o } }")
+    stream = [(1, 1), (3, 3), (5, 5)]
+    got = run(text, stream)
+    ends = [(t, c) for t, c in got if t > 5]
+    assert ends == [(t, sorted(rsepql_content(stream, 4, 2, t))) for t in (6, 8)]

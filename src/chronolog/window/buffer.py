@@ -80,13 +80,10 @@ class WindowBuffer(Generic[T]):
         """The time of the oldest item held (in the scope or waiting), None when empty."""
         return self.items[0][0] if self.items else None
 
-    def reaches(self, t: int) -> bool:
-        """Whether some item held will leave the window at a known instant, ``t`` or later
-        (items that never leave by time, in landmark and tuple windows, do not count)."""
-        if not self.items:
-            return False
-        last = self.window.last_instant(self.items[-1][0])  # the newest stays longest
-        return last != FOREVER and last >= t
+    def leaves(self) -> bool:
+        """Whether some item held will leave the window by time (an item of a landmark or
+        tuple window stays for good once the stream has ended)."""
+        return bool(self.items) and self.window.last_instant(self.items[-1][0]) != FOREVER
 
     def state(self) -> tuple[list[tuple[int, T]], int]:
         return list(self.items), self.inside

@@ -4,9 +4,9 @@ A query reads several named windows, each over one named stream. ``push(time, in
 adds a time point's items to the windows over its streams and yields, in time order, every
 evaluation instant up to ``time`` the report policy names, with what each window's slide
 to that instant changed; ``flush()`` ends the stream: the instants still to come while
-some window still holds an item that will leave it (a window that never drops items does
-not make the stream longer), and the first instant at which every window is empty again
-(what DSTREAM reports leaving), or the rest of a fixed list of instants.
+some window still holds an item that will leave it, up to the one at which the last such
+item has left (what DSTREAM reports leaving); a window that never drops items (landmark,
+tuple) does not make the stream longer. A fixed list of instants is evaluated to its end.
 
 Empty stretches are jumped over: an instant at which every window is empty is skipped
 when the policy skips empty content, or when the windows were already empty at the
@@ -75,9 +75,8 @@ class Schedule:
             c = self._next(self.last)
             if c is None or c > upto:
                 return
-            if (final and not self.policy.bounded() and self.was_empty
-                    and not any(b.reaches(c) for b in self.buffers.values())):
-                return
+            if final and not self.policy.bounded() and not any(b.leaves() for b in self.buffers.values()):
+                return  # nothing left to leave: the last evaluation saw the windows as they stay
             self.last = c
             instant = self._at(c)
             if instant is not None:
