@@ -1,6 +1,7 @@
 """The window layer against windows computed from scratch (tests/reference/windows.py)."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from chronolog.window import (Bounds, LandmarkWindow, NonEmptyContent, SlidingWindow, TupleWindow, WindowBuffer,
@@ -58,8 +59,9 @@ def test_csparql_reports_every_non_empty_window_at_its_close(ts, range_, step):
     schedule = Schedule({"w": ("s", SlidingWindow(range_, step, Bounds.CSPARQL))}, NonEmptyContent(WindowClose()))
     got = []
     for t in sorted(set(ts)):
-        got += [(i.time, schedule.buffers["w"].content()) for i in schedule.push(t, {"s": [v for u, v in items if u == t]})]
-    got += [(i.time, schedule.buffers["w"].content()) for i in schedule.flush()]
+        got += [(i.time, schedule.buffers["w"].content()) for i in schedule.push(t, {"s": [v for u, v in items if u == t]})
+                if i.evaluated]
+    got += [(i.time, schedule.buffers["w"].content()) for i in schedule.flush() if i.evaluated]
     assert got == csparql_reports(items, range_, step)
 
 
@@ -69,3 +71,51 @@ def test_last_instant_is_barbieris_expiration_tag_with_a_one_second_step():
     the windows closing at s+1 .. s+10, so the last instant it holds is the close s + 10."""
     window = SlidingWindow(10, 1, Bounds.CSPARQL)
     assert [window.last_instant(s) for s in (1, 2, 3, 4)] == [11, 12, 13, 14]
+
+
+@settings(max_examples=100, deadline=None)
+@given(times, sizes, sizes, st.none() | st.integers(1, 7))
+def test_csparql_answers_are_the_window_contents(ts, range_, step, every):
+    """Through the whole program: each report's answer holds the values of the last window
+    closed by then (at each close, or every ``every`` with COMPUTED EVERY), however long the
+    windows in between were empty (a skipped empty report still lets items leave)."""
+    from chronolog.lang.registry import compile_program
+    from chronolog.program import ProgramSpec
+    from chronolog.program.contract import Options
+
+    head = "REGISTER QUERY q AS" if every is None else f"REGISTER QUERY q COMPUTED EVERY {every}ms AS"
+    text = (f"{head}\nPREFIX : <http://e/>\nSELECT ?o FROM STREAM <http://e/s> [RANGE {range_}ms STEP {step}ms]\n"
+            "WHERE { ?x :p ?o }")
+    program = compile_program(ProgramSpec("csparql", text, "q.csparql", Options()))
+    d = program.dictionary
+    items = [(t, i) for i, t in enumerate(ts)]
+    outputs = []
+    for t in sorted(set(ts)):
+        element = tuple((d.iri("http://e/x"), d.iri("http://e/p"), d.encode_value(i)) for u, i in items if u == t)
+        outputs += program.push(t, {"http://e/s": [element]})
+    outputs += program.flush()
+    got = [(o.time, sorted(int(d.decode(s.bindings["o"]).value) for s in o.solutions)) for o in outputs]
+    if every is None:
+        want = [(t, sorted(c)) for t, c in csparql_reports(items, range_, step)]
+    else:
+        last = max(ts) + range_ + step
+        contents = [(t, csparql_content(items, range_, step, t)) for t in range(every, last + every, every)]
+        want = [(t, sorted(c)) for t, c in contents if c]
+    assert got == want
+
+
+@pytest.mark.parametrize("every, column, message", [
+    ("0s", 33, "COMPUTED EVERY must be positive"),
+    ("5x", 33, "unknown time unit 'x' in '5x'"),
+])
+def test_computed_every_errors_name_their_place(every: str, column: int, message: str) -> None:
+    from chronolog.errors import ChronologSyntaxError
+    from chronolog.lang.registry import compile_program
+    from chronolog.program import ProgramSpec
+    from chronolog.program.contract import Options
+
+    text = (f"PREFIX : <http://e/>\nREGISTER QUERY q COMPUTED EVERY {every} AS\n"
+            "SELECT ?o FROM STREAM <http://e/s> [RANGE 1s STEP 1s] WHERE { ?x :p ?o }")
+    with pytest.raises(ChronologSyntaxError) as info:
+        compile_program(ProgramSpec("csparql", text, "q.csparql", Options()))
+    assert str(info.value).startswith(f"q.csparql:2:{column}: {message}"), str(info.value)

@@ -231,6 +231,8 @@ class WindowedProgram(Program):
                         del counts[triple]
                         left.append(triple)
             views[graph] = keeper.update(instant.time, entered, [t for t in left if t not in entered])
+        if not instant.evaluated:  # the windows changed at an instant the policy skips
+            return []
         if query.inline is not None:
             query.inline.fill(instant.time, running.schedule.buffers)
         if query.named:

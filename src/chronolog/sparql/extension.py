@@ -30,15 +30,16 @@ _IRI = re.compile(r"<([^<>\"{}|^`\\\s]*)>|([A-Za-z][\w.-]*)?:((?:[\w.-]|%[0-9A-F
 __all__ = ["blank", "mask_iris", "prefixes", "prepare_extended", "read_iri", "window_duration"]
 
 
-def window_duration(spec: re.Match, group: int, smap: SourceMap, ms_per_unit) -> int:
-    """A window's RANGE or STEP (group ``group`` of its ``[...]`` match) in time units: a
-    positive duration, or an error at its place."""
+def window_duration(spec: re.Match, group: int, smap: SourceMap, ms_per_unit,
+                    what: str = "a window's range and step") -> int:
+    """A window's RANGE or STEP (group ``group`` of its ``[...]`` match; or ``what`` else)
+    in time units: a positive duration, or an error at its place."""
     try:
         value = parse_duration(spec.group(group), ms_per_unit=ms_per_unit)
     except TimeFormatError as exc:
         raise smap.error(str(exc), spec.start(group)) from None
     if value <= 0:
-        raise smap.error("a window's range and step must be positive", spec.start(group))
+        raise smap.error(f"{what} must be positive", spec.start(group))
     return value
 
 

@@ -23,10 +23,13 @@ from chronolog.window.scope import FOREVER, Window
 
 
 class Instant(NamedTuple):
-    """An evaluation instant and each window's change since the previous one."""
+    """An evaluation instant and each window's change since the previous one; a skipped
+    instant at which items left is yielded unevaluated (``evaluated`` False), so that
+    whoever keeps state from the changes sees every item leave."""
 
     time: int
     changes: dict[str, Change]
+    evaluated: bool = True
 
 
 class Schedule:
@@ -56,7 +59,7 @@ class Schedule:
         if arrived and self._arrivals and self.last < time:
             self.last = time
             instant = self._at(time)
-            if instant is not None:
+            if instant.evaluated or _changed(instant):
                 yield instant
 
     def flush(self) -> Iterator[Instant]:
@@ -79,9 +82,9 @@ class Schedule:
                 return  # nothing left to leave: the last evaluation saw the windows as they stay
             self.last = c
             instant = self._at(c)
-            if instant is not None:
+            if instant.evaluated or _changed(instant):
                 yield instant
-            elif not final or not self.policy.bounded():
+            if not instant.evaluated and (not final or not self.policy.bounded()):
                 self._jump(upto)
 
     def _next(self, after: int) -> int | None:
@@ -91,8 +94,8 @@ class Schedule:
             self._candidate = (after, self.policy.next(self.windows, after))
         return self._candidate[1]
 
-    def _at(self, c: int) -> Instant | None:
-        """Slide every window to ``c``; the instant, or None when it is not evaluated."""
+    def _at(self, c: int) -> Instant:
+        """Slide every window to ``c``: the instant, evaluated or skipped."""
         origin = self.origin
         changes = {name: buffer.slide(c) if origin is None or c >= buffer.window.start_instant(origin)
                    else Change([], [])  # this window's first one is not closed yet
@@ -100,7 +103,7 @@ class Schedule:
         empty = not any(b.inside for b in self.buffers.values())
         skip = empty and (self.policy.skip_empty or self.was_empty)
         self.was_empty = empty
-        return None if skip else Instant(c, changes)
+        return Instant(c, changes, not skip)
 
     def _jump(self, upto: int) -> None:
         """After a skipped empty instant: on to the first instant a held item enters a window."""
@@ -118,3 +121,7 @@ class Schedule:
         self.last, self.was_empty, buffers, self.origin = state
         for name, data in buffers.items():
             self.buffers[name].set_state(data)
+
+
+def _changed(instant: Instant) -> bool:
+    return any(change.entered or change.left for change in instant.changes.values())

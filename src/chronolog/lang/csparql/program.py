@@ -1,5 +1,6 @@
 """C-SPARQL lowered onto the windowed program: the windows' union is the default graph,
-reported at window close when not empty, RSTREAM."""
+reported at window close (with COMPUTED EVERY d: every d, aligned to 0) when not empty,
+RSTREAM."""
 from __future__ import annotations
 
 from chronolog.errors import ChronologSyntaxError
@@ -10,7 +11,7 @@ from chronolog.sparql.extension import prepare_extended
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
 from chronolog.window.r2s import RSTREAM
-from chronolog.window.report import NonEmptyContent, WindowClose
+from chronolog.window.report import NonEmptyContent, Periodic, WindowClose
 
 TIMESTAMP = "http://larkc.eu/csparql/sparql/jena/ext#timestamp"  # f:timestamp, as C-SPARQL's engine names it
 
@@ -25,6 +26,7 @@ def compile_csparql(spec: ProgramSpec, dictionary: TermDictionary | None = None)
         raise ChronologSyntaxError(f"REGISTER STREAM {tree.name} needs a CONSTRUCT query (got {query.form})",
                                    spec.filename, 1, 1, spec.text.splitlines()[0] if spec.text else "")
     windows = {f"{w.stream}#{i}": (w.stream, w.window) for i, w in enumerate(tree.windows)}
-    program.register(ContinuousQuery(tree.name, windows, NonEmptyContent(WindowClose()), RSTREAM, query, named=False))
+    policy = NonEmptyContent(WindowClose() if tree.every is None else Periodic(tree.every))
+    program.register(ContinuousQuery(tree.name, windows, policy, RSTREAM, query, named=False))
     return program
 

@@ -1,7 +1,8 @@
 """C-SPARQL's syntax: a SPARQL query with a registration header and stream windows.
 
     REGISTER QUERY name AS            (or REGISTER STREAM name AS: its CONSTRUCT is a stream;
-                                       without a header: a query named after its file)
+                                       without a header: a query named after its file;
+                                       COMPUTED EVERY d before AS: evaluated every d)
     PREFIX : <http://example.org/>
     SELECT ?s (COUNT(?o) AS ?n)
     FROM STREAM <http://example.org/s> [RANGE 10s STEP 5s]   ([RANGE d TUMBLING], [TRIPLES n])
@@ -21,7 +22,8 @@ from chronolog.errors import SourceMap
 from chronolog.sparql.extension import blank, mask_iris, prefixes, read_iri, window_duration
 from chronolog.window.scope import Bounds, SlidingWindow, TupleWindow, Window
 
-_REGISTER = re.compile(r"\bREGISTER\s+(QUERY|STREAM)\s+([^\s]+)\s+(?:COMPUTED\s+EVERY\s+\S+\s+)?AS\b", re.I)
+_REGISTER = re.compile(r"\bREGISTER\s+(QUERY|STREAM)\s+([^\s]+)\s+"
+                       r"(?:COMPUTED\s+EVERY\s+(\S+?(?:\s+[A-Za-z]+)?)\s+)?AS\b", re.I)
 _FROM_STREAM = re.compile(r"\bFROM\s+STREAM\b", re.I)
 _FROM = re.compile(r"\bFROM\b(?!\s+(?:STREAM|NAMED)\b)", re.I)
 _SPACE = re.compile(r"\s*")
@@ -46,6 +48,7 @@ class CsparqlQuery:
     static: tuple[str, ...]
     sparql: str
     filename: str | None
+    every: int | None = None  # COMPUTED EVERY, in time units (None: at each window close)
 
 
 def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> CsparqlQuery:
@@ -54,11 +57,14 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Cspar
     known = prefixes(text)
     sparql = text
     head = _REGISTER.search(masked)
+    every = None
     if head is None:  # a bare query, as CityBench writes them (it adds the header): named after its file
         name = os.path.splitext(os.path.basename(filename))[0] if filename else "query"
     else:
         name = text[head.start(2):head.end(2)].strip("<>")
         sparql = blank(sparql, head.start(), head.end())
+        if head.group(3) is not None:
+            every = window_duration(head, 3, smap, ms_per_unit, "COMPUTED EVERY")
     windows = []
     for m in _FROM_STREAM.finditer(masked):
         at = _SPACE.match(text, m.end()).end()  # type: ignore[union-attr]
@@ -83,7 +89,8 @@ def parse(text: str, filename: str | None = None, ms_per_unit: int = 1) -> Cspar
     if not windows:
         raise smap.error("a C-SPARQL query reads at least one stream: FROM STREAM <iri> [RANGE d STEP d]",
                          0 if head is None else head.end())
-    return CsparqlQuery(name, head is not None and head.group(1).upper() == "STREAM", tuple(windows), tuple(static), sparql, filename)
+    return CsparqlQuery(name, head is not None and head.group(1).upper() == "STREAM", tuple(windows), tuple(static),
+                        sparql, filename, every)
 
 
 def _window(spec: re.Match, smap: SourceMap, ms_per_unit: int) -> Window:

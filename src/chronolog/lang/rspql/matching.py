@@ -312,6 +312,8 @@ class MatchProgram(Program):
         return [o for instant in self.schedule.flush() for o in self._evaluate(instant)]
 
     def _evaluate(self, instant: Instant) -> list[Output]:
+        if not instant.evaluated:  # matching reads the windows' contents, not their changes
+            return []
         events = self.matching.events(instant.time, self.schedule.buffers)
         names = self.tree.select
         answer = Counter(tuple(map(dict(m).__getitem__, names)) + (start, end) for m, start, end in events)
