@@ -205,13 +205,18 @@ def order_by_text(decode: Callable[[int], object]) -> N.KeyText:
     return key
 
 
+class Fresh(str):
+    """A blank node of a CONSTRUCT template (its label): a new blank node per solution."""
+
+
 def template(construct: S.Construct, lowering: Lowering) -> tuple[tuple, ...]:
-    """A CONSTRUCT template with constants encoded."""
+    """A CONSTRUCT template with constants encoded and blank nodes as :class:`Fresh`."""
     out = []
     for tp in construct.template:
-        if any(isinstance(t, Var) and t.startswith("_b_") for t in (tp.subject, tp.predicate, tp.object)):
-            raise lowering.error("blank nodes in a CONSTRUCT template are not supported: use an IRI or a variable", tp.pos)
         if isinstance(tp.subject, Literal) or isinstance(tp.predicate, Literal):
             raise lowering.error("a triple's subject and predicate cannot be literals", tp.pos)
-        out.append(tuple(lowering.term(t, tp.pos) for t in (tp.subject, tp.predicate, tp.object)))
+        if isinstance(tp.predicate, Var) and tp.predicate.startswith("_b_"):
+            raise lowering.error("a triple's predicate cannot be a blank node", tp.pos)
+        out.append(tuple(Fresh(t[3:]) if isinstance(t, Var) and t.startswith("_b_") else lowering.term(t, tp.pos)
+                         for t in (tp.subject, tp.predicate, tp.object)))
     return tuple(out)

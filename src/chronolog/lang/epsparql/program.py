@@ -11,13 +11,16 @@ triples as an RDF stream. Only the last round changes state (stores, consumption
 """
 from __future__ import annotations
 
+import hashlib
 import pickle
 from dataclasses import dataclass
+
+from pyoxigraph import BlankNode
 
 from chronolog.errors import SourceMap
 from chronolog.formats import parse_terms
 from chronolog.lang.epsparql import network as N
-from chronolog.lang.epsparql.lowering import SELECTIONS, Lowering, order_by_text, template
+from chronolog.lang.epsparql.lowering import SELECTIONS, Fresh, Lowering, order_by_text, template
 from chronolog.lang.epsparql.syntax import Program as Tree
 from chronolog.lang.epsparql.syntax import parse
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
@@ -125,7 +128,7 @@ class EpsparqlProgram(Program):
             fresh = False
             for rule in self.rules:
                 for sol in rule.node.delta(rnd):
-                    for triple in self._instantiate(rule.template, sol.bindings):  # type: ignore[arg-type]
+                    for triple in self._instantiate(rule, sol):
                         derived[rule.name][triple] = None
                         if (triple, sol.start) not in seen:
                             seen.add((triple, sol.start))
@@ -144,15 +147,35 @@ class EpsparqlProgram(Program):
             return [GraphOutput(time, name, tuple(ts)) for name, ts in derived.items() if ts]
         return self._solutions(time, answers)
 
-    @staticmethod
-    def _instantiate(template: tuple[tuple, ...], bindings: dict) -> list[Triple]:
+    def _instantiate(self, rule: Statement, sol: N.Sol) -> list[Triple]:
+        """The template's triples for one solution; none unless it binds every variable of
+        the template (section 4.2). Its blank nodes are new to the solution, as SPARQL's
+        CONSTRUCT makes them, and named after it (the rule, the label, the bindings and the
+        interval), so that every runner names them alike and the same solution found again
+        makes the same triples."""
+        bindings = sol.bindings
+        blanks: dict[str, int] = {}
         out = []
-        for pattern in template:
-            triple = tuple(bindings.get(t) if isinstance(t, Var) else t for t in pattern)
-            if None in triple:
-                return []  # the solution must bind every variable of the template (section 4.2)
-            out.append(triple)
+        for pattern in rule.template:  # type: ignore[union-attr]
+            triple = []
+            for t in pattern:
+                if isinstance(t, Fresh):
+                    if t not in blanks:
+                        blanks[t] = self._blank(rule.name, t, sol)
+                    triple.append(blanks[t])
+                else:
+                    value = bindings.get(t) if isinstance(t, Var) else t
+                    if value is None:
+                        return []
+                    triple.append(value)
+            out.append(tuple(triple))
         return out  # type: ignore[return-value]
+
+    def _blank(self, rule: str, label: str, sol: N.Sol) -> int:
+        decode = self.dictionary.decode
+        text = "\n".join([rule, label, str(sol.start), str(sol.end),
+                          *(f"{v}={decode(i)}" for v, i in sorted(sol.bindings.items()) if i is not None)])
+        return self.dictionary.encode(BlankNode("b" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:24]))
 
     def _solutions(self, time: int, answers: list[N.Sol]) -> list[Output]:
         assert self.select is not None
