@@ -13,7 +13,7 @@ from reference.epsparql import Reference
 
 E = "http://e/"
 PREFIX = "PREFIX : <http://e/>\n"
-OPS = ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "AND", "UNION"]
+OPS = ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "OPTIONAL", "AND", "UNION"]
 XSD_INT = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
 

@@ -1,10 +1,10 @@
 """A reference evaluator of EP-SPARQL's unrestricted semantics, straight from section 4.2 of
 seed 001: solutions are sets of (mu, t_alpha, t_omega) over the whole stream, each operator
-is its definition (SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, Join, Union, Filter), and
+is its definition (SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, LeftJoin, Join, Union, Filter), and
 clos_Q is a fixpoint. Slow on purpose: no indexes, no increments, no expiry.
 
 Choices where the paper leaves room (docs/languages/epsparql.md says the same):
-- a group's FILTER above OPTIONALSEQ/EQUALSOPTIONAL filters the group's solutions (the
+- a group's FILTER above OPTIONALSEQ/EQUALSOPTIONAL/OPTIONAL filters the group's solutions (the
   optional operator's own condition F is true);
 - clos_Q is built in order of t_omega: for each time point T, the rules are applied over the
   occurrences ending at or before T until nothing new ends at T (for monotone rules this is
@@ -69,6 +69,10 @@ class Reference:
         if p.op == "OPTIONALSEQ":  # SeqRightJoin(left, right, true)
             joined = self.join(left, right, lambda a, b: a[2] < b[1])
             alone = {b for b in right if not any(self.compatible(a, b) and b[1] > a[2] for a in left)}
+            return joined | alone
+        if p.op == "OPTIONAL":  # LeftJoin(left, right, true): the optional part ends before
+            joined = self.join(left, right, lambda a, b: b[2] < a[2])
+            alone = {a for a in left if not any(self.compatible(a, b) and b[2] < a[2] for b in right)}
             return joined | alone
         assert p.op == "EQUALSOPTIONAL"  # EqLeftJoin(left, right, true)
         joined = self.join(left, right, lambda a, b: a[1:] == b[1:])

@@ -2,7 +2,7 @@
 
 A group's FILTER becomes the condition of the operator that tops the group (SEQ, EQUALS,
 AND), so a candidate it rejects is never selected (nor consumed); above UNION it goes into
-both branches; above OPTIONALSEQ, EQUALSOPTIONAL or a single triple pattern it filters the
+both branches; above OPTIONALSEQ, EQUALSOPTIONAL, OPTIONAL or a single triple pattern it filters the
 group's solutions. Its conjuncts are then pushed down as far as they can be decided:
 
 - a conjunct without interval functions goes to the operand (never an optional one) whose
@@ -67,7 +67,8 @@ def certain(pattern: S.Pattern) -> frozenset[Var]:
     if isinstance(pattern, S.Filtered):
         return certain(pattern.pattern)
     left, right = certain(pattern.left), certain(pattern.right)
-    return {"OPTIONALSEQ": right, "EQUALSOPTIONAL": left, "UNION": left & right}.get(pattern.op, left | right)
+    return {"OPTIONALSEQ": right, "EQUALSOPTIONAL": left, "OPTIONAL": left, "UNION": left & right}.get(
+        pattern.op, left | right)
 
 
 class Lowering:
@@ -108,7 +109,7 @@ class Lowering:
             left = self.pattern(p.left, conds, bound, order)
             right = self.pattern(p.right, conds, bound, order)
             return N.Union(left, right, self.selection == "each", self.label("UNION", p.pos))
-        optional = {"OPTIONALSEQ": "left", "EQUALSOPTIONAL": "right"}.get(p.op)
+        optional = {"OPTIONALSEQ": "left", "EQUALSOPTIONAL": "right", "OPTIONAL": "right"}.get(p.op)
         lc, rc = certain(p.left), certain(p.right)
         down_left, down_right, here = [], [], []
         for c in conds:

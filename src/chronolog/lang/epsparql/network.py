@@ -4,8 +4,10 @@ binarization of the paper's section 5, evaluated one time point at a time.
 Every solution ``(bindings, start, end)`` of a pattern has ``end`` at most the time of the
 newest triple occurrence it uses, so a time point T only adds solutions that end at T: each
 node computes that *delta* from its children's deltas and what it stored of earlier time
-points (SEQ and OPTIONALSEQ keep their left side, AND both sides; EQUALS and
-EQUALSOPTIONAL need nothing from before T). A node's condition (the FILTER of the group it
+points (SEQ and OPTIONALSEQ keep their left side, OPTIONAL its right side, AND both
+sides; EQUALS and EQUALSOPTIONAL need nothing from before T). OPTIONAL is section 4.2's
+LeftJoin: the optional solution must end strictly before the mandatory one does, so only
+optional solutions of earlier time points extend a mandatory one ending at T. A node's condition (the FILTER of the group it
 tops, plus the conjuncts pushed down to it by :mod:`.lowering`) decides which candidates
 qualify; its selection (``each``: all of them, nothing consumed; ``first``/``last``: the
 oldest or newest one, and both partners consumed) which of them combine. Stored solutions
@@ -34,7 +36,8 @@ class Sol(NamedTuple):
 Condition = Callable[[dict, int, int], bool]  # merged bindings, start, end -> qualifies
 KeyText = Callable[[Sol], tuple]  # a solution's order among equal times (term texts)
 
-SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL, AND = "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "AND"
+SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL, OPTIONAL, AND = (
+    "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "OPTIONAL", "AND")
 
 
 def solution_key(sol: Sol) -> tuple:
@@ -208,7 +211,7 @@ class Store:
 
 
 class Binary(Node):
-    """SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL or AND of two patterns (see the module docstring)."""
+    """SEQ, EQUALS, OPTIONALSEQ, EQUALSOPTIONAL, OPTIONAL or AND of two patterns (see the module docstring)."""
 
     def __init__(self, op: str, left: Node, right: Node, condition: Condition | None, max_duration: int | None,
                  selection: str, order: KeyText, label: str) -> None:
@@ -221,7 +224,7 @@ class Binary(Node):
         self.variables = left.variables | right.variables
         if op == OPTIONALSEQ:
             self.certain = right.certain
-        elif op == EQUALSOPTIONAL:
+        elif op in (EQUALSOPTIONAL, OPTIONAL):
             self.certain = left.certain
         else:
             self.certain = left.certain | right.certain
@@ -229,7 +232,8 @@ class Binary(Node):
         key = tuple(sorted(left.certain & right.certain))
         self.left_store = Store(key, max_duration if op != OPTIONALSEQ else None, self.each) \
             if op in (SEQ, OPTIONALSEQ, AND) else None
-        self.right_store = Store(key, max_duration, self.each) if op == AND else None
+        self.right_store = Store(key, max_duration, self.each) if op == AND else \
+            Store(key, None, self.each) if op == OPTIONAL else None
 
     def children(self) -> tuple[Node, ...]:
         return (self.left, self.right)
@@ -296,6 +300,19 @@ class Binary(Node):
                 if not picked and op == OPTIONALSEQ:
                     out.append(r)
             rnd.commits.append(lambda: self._commit(now, consumed, left, ()))
+        elif op == OPTIONAL:
+            store = self.right_store
+            assert store is not None
+            for mandatory in left:
+                picked = self._select(mandatory, list(store.candidates(mandatory.bindings, now)), True, used)
+                for cand, combined in picked:
+                    out.append(combined)
+                    if not self.each:
+                        used.add(id(cand))
+                        consumed.append((store, cand))
+                if not picked:
+                    out.append(mandatory)
+            rnd.commits.append(lambda: self._commit(now, consumed, (), right))
         elif op == AND:
             ls, rs = self.left_store, self.right_store
             assert ls is not None and rs is not None

@@ -92,7 +92,7 @@ class EpsparqlProgram(Program):
                 if isinstance(node, N.Binary) and any(s.max_duration is None for s in node.stores()):
                     where = node.label.rsplit(" at ", 1)[1]
                     line, column = (int(x) for x in where.split(":"))
-                    side = "both sides" if node.op == "AND" else "its left side"
+                    side = {"AND": "both sides", "OPTIONAL": "its right side"}.get(node.op, "its left side")
                     found.append(ProgramWarning(source.filename, line, column,
                                                 f"unbounded state: {node.op} keeps every solution of {side} "
                                                 "(no FILTER on getDURATION() bounds it)"))

@@ -8,7 +8,7 @@
 
 A program is PREFIX/BASE declarations, then statements: any number of CONSTRUCT rules and at
 most one SELECT. A WHERE clause is a group: operands joined by the binary operators ``SEQ``,
-``EQUALS``, ``OPTIONALSEQ``, ``EQUALSOPTIONAL``, ``AND`` and ``UNION`` (all of one precedence,
+``EQUALS``, ``OPTIONALSEQ``, ``EQUALSOPTIONAL``, ``OPTIONAL``, ``AND`` and ``UNION`` (all of one precedence,
 left-associative, so a chain of one operator associates as the paper's binarization does),
 juxtaposed operands joined (``AND``), and ``FILTER``s that apply to the whole group they are
 written in. An operand is a braced group or a block of triple patterns. Braces around the
@@ -30,7 +30,7 @@ from chronolog.sparql import algebra as A
 from chronolog.sparql.expressions import SPECIAL, STRICT
 from chronolog.terms import XSD, Var
 
-OPERATORS = ("SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "AND", "UNION")
+OPERATORS = ("SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "OPTIONAL", "AND", "UNION")
 INTERVAL_FUNCTIONS = ("GETDURATION", "GETSTARTTIME", "GETENDTIME")
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
