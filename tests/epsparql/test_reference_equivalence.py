@@ -30,15 +30,20 @@ FILTERS = ["?u < ?v", "?v <= 2", "!BOUND(?w)", "BOUND(?u) || ?v = 1", "getDURATI
            'getSTARTTIME() < "1970-01-01T00:00:00.002Z"^^xsd:dateTime']
 
 
+SUBQUERY_ITEMS = ["?x ?u", "?x (?v + 1 AS ?u)", "?x ?w (STR(?u) AS ?v)", "(getDURATION() AS ?w) ?x ?v",
+                  "?x ?u ?v ?w"]
+
+
 def patterns(depth: int) -> st.SearchStrategy[str]:
     leaf = st.lists(triple_patterns(), min_size=1, max_size=2).map(lambda ts: " . ".join(ts))
     if depth == 0:
         return leaf
     sub = patterns(depth - 1)
     binary = st.tuples(sub, st.sampled_from(OPS), sub).map(lambda t: f"{{ {t[0]} }} {t[1]} {{ {t[2]} }}")
+    subquery = st.tuples(sub, st.sampled_from(SUBQUERY_ITEMS)).map(lambda t: f"{{ SELECT {t[1]} WHERE {{ {t[0]} }} }}")
     filtered = st.tuples(binary | leaf, st.lists(st.sampled_from(FILTERS), min_size=1, max_size=2)).map(
         lambda t: f"{t[0]} FILTER({' && '.join(t[1])})")
-    return st.one_of(leaf, binary, binary, filtered)
+    return st.one_of(leaf, binary, binary, filtered, subquery)
 
 
 @st.composite
@@ -48,7 +53,8 @@ def programs(draw: st.DrawFn) -> str:
     for where in rules:
         head = draw(st.sampled_from(["?x :r ?u", "?x :r ?v", ":a :r ?x", "?x :q 2"]))
         text += f"CONSTRUCT {{ {head} }} WHERE {{ {where} }}\n"
-    text += f"SELECT * WHERE {{ {draw(patterns(2))} }}\n"
+    projection = draw(st.sampled_from(["*", "*", "?x ?u (?v * 2 AS ?n)", "?x ?w"]))
+    text += f"SELECT {projection} WHERE {{ {draw(patterns(2))} }}\n"
     return text
 
 

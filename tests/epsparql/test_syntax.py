@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chronolog.errors import ChronologSyntaxError
-from chronolog.lang.epsparql.syntax import Binary, Construct, Filtered, Select, Triples, parse
+from chronolog.lang.epsparql.syntax import Binary, Construct, Filtered, Projected, Select, Triples, parse
 
 P = "PREFIX : <http://e/>\n"
 
@@ -19,7 +19,7 @@ def test_chains_of_one_operator_associate_left() -> None:
     assert isinstance(where.right, Triples) and str(where.right.triples[0].object) == "d"
 
 
-@pytest.mark.parametrize("op", ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "AND", "UNION"])
+@pytest.mark.parametrize("op", ["SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "OPTIONAL", "AND", "UNION"])
 def test_every_operator(op: str) -> None:
     where = parse(P + f"SELECT * {{ {{ ?x :p ?y }} {op.lower()} {{ ?x :q ?z }} }}").select.where
     assert isinstance(where, Binary) and where.op == op
@@ -50,6 +50,9 @@ def test_several_construct_rules_and_one_select() -> None:
 
 @pytest.mark.parametrize("text, line, col, message", [
     (P + "SELECT ?x { ?x :p 1 }\nSELECT ?y { ?y :p 1 }", 3, 1, "at most one SELECT"),
+    (P + "SELECT (?x + 1 ?y) { ?x :p 1 }", 2, 16, "expected AS ?variable after a projected expression"),
+    (P + "SELECT ?x (?y + 1 AS ?x) { ?x :p ?y }", 2, 26, "?x is projected twice"),
+    (P + "SELECT ?x { { SELECT ?x WHERE { ?x :p 1 } }", 2, 44, "expected '}'"),
     (P + "SELECT ?x { ?x :p 1 } SEQ", 2, 26, "SEQ needs a graph pattern on its right"),
     (P + "SELECT ?x { SEQ { ?x :p 1 } }", 2, 13, "SEQ needs a graph pattern on its left"),
     (P + "SELECT ?x {\n  ?x nope:p 1 }", 3, 6, "unknown prefix 'nope'"),
@@ -80,3 +83,12 @@ def test_any_text_gives_a_tree_or_a_positioned_error(text: str) -> None:
     except ChronologSyntaxError as err:
         assert err.filename == "f.eps" and err.lineno >= 1 and err.offset >= 1
         assert str(err).startswith(f"f.eps:{err.lineno}:{err.offset}: ")
+
+
+def test_projections_and_subqueries() -> None:
+    program = parse(P + "CONSTRUCT { ?x :n ?n } { SELECT ?x (?v + 1 AS ?n) WHERE { ?x :p ?v } }\n"
+                        "SELECT ?sum / ?count AS ?average ?x WHERE { ?x :sum ?sum ; :count ?count }")
+    rule, select = program.statements
+    assert isinstance(rule.where, Projected) and [str(v) for v, _ in rule.where.items] == ["x", "n"]
+    assert rule.where.items[0][1] is None and rule.where.items[1][1] is not None
+    assert select.variables == ("average", "x") and isinstance(select.where, Projected)

@@ -1,6 +1,7 @@
 """A reference evaluator of EP-SPARQL's unrestricted semantics, straight from section 4.2 of
 seed 001: solutions are sets of (mu, t_alpha, t_omega) over the whole stream, each operator
-is its definition (SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, LeftJoin, Join, Union, Filter), and
+is its definition (SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, LeftJoin, Join, Union, Filter, and
+SPARQL's Extend and Project for subqueries and SELECT expressions), and
 clos_Q is a fixpoint. Slow on purpose: no indexes, no increments, no expiry.
 
 Choices where the paper leaves room (docs/languages/epsparql.md says the same):
@@ -19,7 +20,7 @@ from pyoxigraph import Literal
 
 from chronolog.lang.epsparql import syntax as S
 from chronolog.sparql import algebra as A
-from chronolog.sparql.expressions import Context, compile_filter
+from chronolog.sparql.expressions import Context, compile_expr, compile_filter
 from chronolog.terms import XSD, XSD_DATETIME, XSD_INTEGER, TermDictionary, Var
 from chronolog.timeunits import parse_duration, time_to_datetime
 
@@ -57,6 +58,13 @@ class Reference:
         if isinstance(p, S.Filtered):
             cond = A.Call(name="&&", args=p.filters) if len(p.filters) > 1 else p.filters[0]
             return {s for s in self.evaluate(p.pattern, stream) if self.holds(cond, s)}
+        if isinstance(p, S.Projected):  # Extend per item (an error leaves it unbound), then Project
+            out = set()
+            for s in self.evaluate(p.pattern, stream):
+                mu = dict(s[0])
+                kept = {var: mu.get(var) if expr is None else self.value(expr, s) for var, expr in p.items}
+                out.add((frozenset((v, t) for v, t in kept.items() if t is not None), s[1], s[2]))
+            return out
         left, right = self.evaluate(p.left, stream), self.evaluate(p.right, stream)
         if p.op == "UNION":
             return left | right
@@ -91,6 +99,17 @@ class Reference:
 
     def holds(self, cond: A.Expr, s: Solution) -> bool:
         """sigma_{t_alpha t_omega}(F) under mu: the interval functions replaced by values."""
+        d = self.context.dictionary
+        bindings = {v: d.encode(t) for v, t in s[0]}
+        return compile_filter(self.sigma(cond, s), self.context)(bindings)
+
+    def value(self, expr: A.Expr, s: Solution) -> object:
+        """The term ``expr`` gives under mu and sigma, None on an error."""
+        d = self.context.dictionary
+        return compile_expr(self.sigma(expr, s), self.context)({v: d.encode(t) for v, t in s[0]})
+
+    def sigma(self, expr: A.Expr, s: Solution) -> A.Expr:
+        """sigma_{t_alpha t_omega}: the interval functions and durations replaced by values."""
         start, end = s[1], s[2]
 
         def sigma(node: A.Node) -> A.Node:
@@ -104,9 +123,7 @@ class Reference:
                 return A.Const(term=Literal(str(units), datatype=XSD_INTEGER))
             return node
 
-        d = self.context.dictionary
-        bindings = {v: d.encode(t) for v, t in s[0]}
-        return compile_filter(cond.transform(sigma), self.context)(bindings)
+        return expr.transform(sigma)
 
     # -- CONSTRUCT closure and SELECT --
     def closure(self, stream: set[Occurrence]) -> set[Occurrence]:

@@ -27,7 +27,7 @@ from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.lang.epsparql import network as N
 from chronolog.lang.epsparql import syntax as S
 from chronolog.sparql import algebra as A
-from chronolog.sparql.expressions import Context, UnsupportedFunction, compile_filter
+from chronolog.sparql.expressions import Context, UnsupportedFunction, compile_expr, compile_filter
 from chronolog.terms import XSD, XSD_DATETIME, XSD_INTEGER, TermDictionary, Var
 from chronolog.timeunits import TimeFormatError, parse_duration, time_to_datetime
 
@@ -66,6 +66,8 @@ def certain(pattern: S.Pattern) -> frozenset[Var]:
         return frozenset(t for tp in pattern.triples for t in (tp.subject, tp.predicate, tp.object) if isinstance(t, Var))
     if isinstance(pattern, S.Filtered):
         return certain(pattern.pattern)
+    if isinstance(pattern, S.Projected):
+        return certain(pattern.pattern) & {var for var, expr in pattern.items if expr is None}
     left, right = certain(pattern.left), certain(pattern.right)
     return {"OPTIONALSEQ": right, "EQUALSOPTIONAL": left, "OPTIONAL": left, "UNION": left & right}.get(
         pattern.op, left | right)
@@ -105,6 +107,10 @@ class Lowering:
             leaf = N.Leaf(tuple(self.term(t, p.pos) for t in (p.triples[0].subject, p.triples[0].predicate,
                                                                  p.triples[0].object)), self.label("triple pattern", p.pos))
             return self.filtered(leaf, conds, p.pos)
+        if isinstance(p, S.Projected):  # the conditions above read what it projects: they stay above
+            inner = self.pattern(p.pattern, [], bound, order)
+            items = [(var, None if expr is None else self.value(expr, p.pos)) for var, expr in p.items]
+            return self.filtered(N.Project(inner, items, self.label("SELECT", p.pos)), conds, p.pos)
         if p.op == "UNION":
             left = self.pattern(p.left, conds, bound, order)
             right = self.pattern(p.right, conds, bound, order)
@@ -176,6 +182,29 @@ class Lowering:
             return node
         return expr.transform(convert)
 
+    def value(self, expr: A.Expr, pos: int) -> Callable[[dict, int, int], int | None]:
+        """A projected expression: (bindings, start, end) -> the id of its value, None on error."""
+        try:
+            compute = compile_expr(self.lower_expr(expr), self.context)
+        except UnsupportedFunction as exc:
+            raise self.error(f"unsupported function {exc}", expr.pos if expr.pos is not None else pos) from None
+        encode, ms = self.dictionary.encode, self.ms_per_unit
+        interval = uses_interval(expr)
+
+        def value(bindings: dict, start: int, end: int) -> int | None:
+            if interval:
+                bindings = {**bindings, **self.interval_terms(start, end, ms)}
+            term = compute(bindings)
+            return None if term is None else encode(term)
+        return value
+
+    @staticmethod
+    def interval_terms(start: int, end: int, ms: int | Decimal) -> dict[Var, Literal]:
+        """What the interval functions read: getDURATION(), getSTARTTIME(), getENDTIME()."""
+        return {DURATION: Literal(str(end - start), datatype=XSD_INTEGER),
+                START: Literal(time_to_datetime(start, ms_per_unit=ms), datatype=XSD_DATETIME),
+                END: Literal(time_to_datetime(end, ms_per_unit=ms), datatype=XSD_DATETIME)}
+
     def condition(self, conds: list[A.Expr], pos: int) -> N.Condition | None:
         if not conds:
             return None
@@ -192,10 +221,7 @@ class Lowering:
         ms = self.ms_per_unit
 
         def with_interval(bindings: dict, start: int, end: int) -> bool:
-            return test({**bindings,
-                         DURATION: Literal(str(end - start), datatype=XSD_INTEGER),
-                         START: Literal(time_to_datetime(start, ms_per_unit=ms), datatype=XSD_DATETIME),
-                         END: Literal(time_to_datetime(end, ms_per_unit=ms), datatype=XSD_DATETIME)})
+            return test({**bindings, **self.interval_terms(start, end, ms)})
         return with_interval
 
 

@@ -127,6 +127,32 @@ class Filter(Node):
         return [s for s in self.child.delta(rnd) if cond(s.bindings, s.start, s.end)]
 
 
+class Project(Node):
+    """A subquery's or SELECT's projection: each solution keeps the listed variables, some
+    bound to a computed value (``compute(bindings, start, end)``: a term id, None for an
+    error, which leaves the variable unbound as SPARQL's BIND does); the interval stays."""
+
+    def __init__(self, child: Node, items: list[tuple[Var, Callable[[dict, int, int], int | None] | None]],
+                 label: str) -> None:
+        self.child, self.items, self.label = child, items, label
+        self.variables = frozenset(var for var, _ in items)
+        self.certain = frozenset(var for var, compute in items if compute is None and var in child.certain)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.child,)
+
+    def delta(self, rnd: Round) -> list[Sol]:
+        out = []
+        for sol in self.child.delta(rnd):
+            bindings = {}
+            for var, compute in self.items:
+                value = sol.bindings.get(var) if compute is None else compute(sol.bindings, sol.start, sol.end)
+                if value is not None:
+                    bindings[var] = value
+            out.append(Sol(bindings, sol.start, sol.end))
+        return dedupe(out)
+
+
 class Union(Node):
     def __init__(self, left: Node, right: Node, each: bool, label: str) -> None:
         self.left, self.right, self.each, self.label = left, right, each, label

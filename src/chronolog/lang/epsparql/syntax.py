@@ -72,7 +72,18 @@ class Filtered:
     pos: int
 
 
-Pattern = Union[Triples, Binary, Filtered]
+@dataclass(frozen=True)
+class Projected:
+    """A pattern's solutions with computed variables, projected (a SELECT's ``(expr AS ?v)``,
+    or a subquery ``{ SELECT ... WHERE ... }``): each item is a variable kept as it is
+    (``expr`` None) or bound to the value of ``expr``; the interval stays the pattern's."""
+
+    pattern: "Pattern"
+    items: tuple[tuple[Var, "A.Expr | None"], ...]
+    pos: int
+
+
+Pattern = Union[Triples, Binary, Filtered, Projected]
 
 
 @dataclass(frozen=True)
@@ -234,16 +245,49 @@ class _Parser:
         distinct = self.at_keyword("DISTINCT")
         if distinct:
             self.next()
-        variables: list[Var] = []
+        items = self.projection()
+        where = self.where()
+        if items is None:
+            return Select(None, distinct, where, pos)
+        variables = tuple(var for var, _ in items)
+        if any(expr is not None for _, expr in items):
+            where = Projected(where, items, pos)
+        return Select(variables, distinct, where, pos)
+
+    def projection(self) -> tuple[tuple[Var, A.Expr | None], ...] | None:
+        """``*`` (None), or variables and ``(expr AS ?v)`` items; the paper writes the
+        latter without parentheses too (``SELECT ?sum / ?count AS ?average``)."""
         if self.at("*"):
             self.next()
-        else:
-            while self.peek().kind == "var":
-                variables.append(Var(self.next().text[1:]))
-            if not variables:
-                raise self.error(f"expected variables or '*' after SELECT, got {self.describe(self.peek())}")
-        where = self.where()
-        return Select(tuple(variables) if variables else None, distinct, where, pos)
+            return None
+        items: list[tuple[Var, A.Expr | None]] = []
+        while True:
+            tok = self.peek()
+            if self.at("("):
+                self.next()
+                items.append(self.projected_expression())
+                self.expect(")")
+            elif tok.kind == "var" and self.peek(1).kind == "op" and self.peek(1).text in ("+", "-", "*", "/"):
+                items.append(self.projected_expression())
+            elif tok.kind == "var":
+                items.append((Var(self.next().text[1:]), None))
+            else:
+                break
+        if not items:
+            raise self.error(f"expected variables or '*' after SELECT, got {self.describe(self.peek())}")
+        names = [var for var, _ in items]
+        for var in names:
+            if names.count(var) > 1:
+                raise self.error(f"?{var} is projected twice")
+        return tuple(items)
+
+    def projected_expression(self) -> tuple[Var, A.Expr]:
+        expr = self.expression()
+        if not self.at_keyword("AS"):
+            raise self.error(f"expected AS ?variable after a projected expression, got {self.describe(self.peek())}")
+        self.next()
+        tok = self.expect_kind("var")
+        return Var(tok.text[1:]), expr
 
     def construct(self) -> Construct:
         pos = self.next().pos
@@ -252,11 +296,11 @@ class _Parser:
         self.expect("}")
         return Construct(template, self.where(), pos)
 
-    def where(self) -> Pattern:
+    def where(self, top: bool = True) -> Pattern:
         if self.at_keyword("WHERE"):
             self.next()
         pos = self.peek().pos
-        pattern = self.group(top=True)
+        pattern = self.group(top=top)
         if pattern is None:
             raise self.error("expected a graph pattern", pos)
         return pattern
@@ -299,6 +343,15 @@ class _Parser:
         return left
 
     def operand(self) -> Pattern:
+        if self.at("{") and self.peek(1).keyword == "SELECT":  # a subquery
+            self.next()
+            pos = self.next().pos
+            items = self.projection()
+            where = self.where(top=False)
+            self.expect("}")
+            if items is None:
+                return where
+            return Projected(where, items, pos)
         if self.at("{"):
             open_ = self.next()
             inner = self.group()
