@@ -621,16 +621,41 @@ _CMP = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge
 
 
 def id_test(expr: A.Expr, vars_: tuple, d: TermDictionary, ctx: Context | None = None) -> Callable[..., bool]:
-    """A test over term ids; numeric ``?v op constant`` compiles to a cached-value comparison."""
+    """A test over term ids; numeric ``?v op constant`` and ``?a op ?b`` compile to
+    cached-value comparisons (the general evaluation when a value is not numeric)."""
     fast = fast_cmp(expr, d)
     if fast is not None and len(vars_) == 1:
         return fast
+    if isinstance(expr, A.Call) and expr.name in _CMP and len(expr.args) == 2 and len(vars_) == 2 \
+            and all(isinstance(a, A.VarRef) for a in expr.args):
+        return _pair_cmp(expr, vars_, d, ctx)
     if isinstance(expr, A.Call) and expr.name == "&&":
         parts = [(tuple(sorted({n.var for n in a.walk() if isinstance(n, A.VarRef)})), a) for a in expr.args]
         tests = [(tuple(vars_.index(v) for v in pv), id_test(a, pv, d, ctx)) for pv, a in parts]
         return lambda *vals: all(t(*(vals[i] for i in idx)) for idx, t in tests)
     f = compile_expr(expr, ctx or Context(d))
     return lambda *vals: ebv(f(dict(zip(vars_, vals)))) is True
+
+
+def _pair_cmp(expr: A.Call, vars_: tuple, d: TermDictionary, ctx: Context | None) -> Callable[[int, int], bool]:
+    """``?a op ?b`` on the cached values when both are numbers, else as SPARQL evaluates it."""
+    cmp = _CMP[expr.name]
+    first = vars_.index(expr.args[0].var)  # type: ignore[attr-defined]
+    f = compile_expr(expr, ctx or Context(d))
+    value = d.value
+
+    def test(*ids: int) -> bool:
+        a, b = ids[first], ids[1 - first]
+        if a is not None and b is not None:
+            ca, va = value(a)
+            cb, vb = value(b)
+            if ca == V_NUMERIC and cb == V_NUMERIC:
+                if type(va) is type(vb):
+                    return cmp(va, vb)
+                order = compare_numbers(va, vb)  # XPath promotion of mixed types
+                return order is not None and cmp(order, 0)
+        return ebv(f(dict(zip(vars_, ids)))) is True
+    return test
 
 
 def comparison(expr: A.Expr) -> tuple[Var, str, object] | None:

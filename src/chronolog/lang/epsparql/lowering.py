@@ -27,6 +27,7 @@ from chronolog.errors import ChronologSyntaxError, SourceMap
 from chronolog.lang.epsparql import network as N
 from chronolog.lang.epsparql import syntax as S
 from chronolog.sparql import algebra as A
+from chronolog.sparql.evaluate import id_test
 from chronolog.sparql.expressions import Context, UnsupportedFunction, compile_expr, compile_filter
 from chronolog.terms import XSD, XSD_DATETIME, XSD_INTEGER, TermDictionary, Var
 from chronolog.timeunits import TimeFormatError, parse_duration, time_to_datetime
@@ -132,6 +133,8 @@ class Lowering:
         if optional:
             node = N.Binary(p.op, left, right, None, None, self.selection, order, label)
             return self.filtered(node, here, p.pos)
+        if bound is not None:  # a duration bound the node enforces needs no test of its own
+            here = [c for c in here if (b := self.duration_bound(c)) is None or b < bound]
         return N.Binary(p.op, left, right, self.condition(here, p.pos), bound, self.selection, order, label)
 
     def filtered(self, node: N.Node, conds: list[A.Expr], pos: int) -> N.Node:
@@ -206,23 +209,29 @@ class Lowering:
                 END: Literal(time_to_datetime(end, ms_per_unit=ms), datatype=XSD_DATETIME)}
 
     def condition(self, conds: list[A.Expr], pos: int) -> N.Condition | None:
+        """The conjunction of ``conds``: those without interval functions as tests on term
+        ids (numeric comparisons on cached values), the others over the interval's terms."""
         if not conds:
             return None
-        expr = conds[0]
-        for c in conds[1:]:
-            expr = A.Call(pos=c.pos, name="&&", args=(expr, c))
-        interval = uses_interval(expr)
-        try:
-            test = compile_filter(self.lower_expr(expr), self.context)
-        except UnsupportedFunction as exc:
-            raise self.error(f"unsupported function {exc}", expr.pos if expr.pos is not None else pos) from None
-        if not interval:
-            return lambda bindings, start, end: test(bindings)
-        ms = self.ms_per_unit
+        tests: list[N.Condition] = []
+        for c in (c for cond in conds for c in conjuncts(cond)):
+            try:
+                tests.append(self._conjunct(c))
+            except UnsupportedFunction as exc:
+                raise self.error(f"unsupported function {exc}", c.pos if c.pos is not None else pos) from None
+        if len(tests) == 1:
+            return tests[0]
+        return lambda bindings, start, end: all(t(bindings, start, end) for t in tests)
 
-        def with_interval(bindings: dict, start: int, end: int) -> bool:
-            return test({**bindings, **self.interval_terms(start, end, ms)})
-        return with_interval
+    def _conjunct(self, expr: A.Expr) -> N.Condition:
+        lowered = self.lower_expr(expr)
+        if not uses_interval(expr):
+            names = tuple(sorted(expr_vars(expr)))
+            test = id_test(lowered, names, self.dictionary, self.context)
+            return lambda bindings, start, end: test(*[bindings.get(v) for v in names])
+        check = compile_filter(lowered, self.context)
+        ms = self.ms_per_unit
+        return lambda bindings, start, end: check({**bindings, **self.interval_terms(start, end, ms)})
 
 
 def order_by_text(decode: Callable[[int], object]) -> N.KeyText:

@@ -176,11 +176,18 @@ class Store:
         self.max_duration = max_duration
         self.each = each
         self.buckets: dict[tuple, deque[Sol]] = {}
+        self.oldest: dict[tuple, int] = {}  # per bucket, the earliest start it holds
         self.seen: set = set()  # solution keys stored (each: a set of solutions)
         self.count = 0
 
     def key(self, bindings: dict) -> tuple:
         return tuple(bindings[v] for v in self.key_vars)
+
+    def clear(self) -> None:
+        self.buckets.clear()
+        self.oldest.clear()
+        self.seen.clear()
+        self.count = 0
 
     def candidates(self, bindings: dict, now: int) -> deque[Sol] | tuple:
         bucket = self.buckets.get(self.key(bindings))
@@ -199,7 +206,11 @@ class Store:
                 if skey in self.seen:
                     continue
                 self.seen.add(skey)
-            self.buckets.setdefault(self.key(sol.bindings), deque()).append(sol)
+            key = self.key(sol.bindings)
+            self.buckets.setdefault(key, deque()).append(sol)
+            oldest = self.oldest.get(key)
+            if oldest is None or sol.start < oldest:
+                self.oldest[key] = sol.start
             self.count += 1
 
     def remove(self, sol: Sol) -> None:
@@ -221,16 +232,21 @@ class Store:
         if self.max_duration is None:
             return
         limit = now + 1 - self.max_duration
-        for key in [k for k, b in self.buckets.items() if any(s.start < limit for s in b)]:
-            bucket = self.buckets[key]
+        for key in [k for k, oldest in self.oldest.items() if oldest < limit]:
+            bucket = self.buckets.get(key)
+            if bucket is None:  # emptied by candidates() or remove()
+                del self.oldest[key]
+                continue
             kept = deque(s for s in bucket if s.start >= limit)
             for sol in bucket:
                 if sol.start < limit:
                     self._forget(sol)
             if kept:
                 self.buckets[key] = kept
+                self.oldest[key] = min(s.start for s in kept)
             else:
                 del self.buckets[key]
+                del self.oldest[key]
 
     def solutions(self) -> list[Sol]:
         return [s for b in self.buckets.values() for s in b]

@@ -59,6 +59,7 @@ class EpsparqlProgram(Program):
         self.statements = [self._statement(s, i, order) for i, s in enumerate(tree.statements)]
         self.select = next((s for s in self.statements if s.template is None), None)
         self.rules = [s for s in self.statements if s.template is not None]
+        self.stores = [store for s in self.statements for node in N.walk(s.node) for store in node.stores()]
         self.output_kind = SOLUTIONS if self.select is not None else GRAPHS
         self.reads_any = any(leaf.predicate is None for s in self.statements for leaf in self._leaves(s.node))
         self.read_predicates = {leaf.predicate for s in self.statements for leaf in self._leaves(s.node)}
@@ -139,10 +140,8 @@ class EpsparqlProgram(Program):
                 break
         for commit in rnd.commits:
             commit()
-        for statement in self.statements:
-            for node in N.walk(statement.node):
-                for store in node.stores():
-                    store.expire(time)
+        for store in self.stores:
+            store.expire(time)
         if self.select is None:
             return [GraphOutput(time, name, tuple(ts)) for name, ts in derived.items() if ts]
         return self._solutions(time, answers)
@@ -191,23 +190,19 @@ class EpsparqlProgram(Program):
         return [SolutionsOutput(time, "select", tuple(ordered))]
 
     # -- state --
-    def _stores(self) -> list[N.Store]:
-        return [store for s in self.statements for node in N.walk(s.node) for store in node.stores()]
 
     def snapshot(self) -> bytes:
         decode = self.dictionary.decode
         stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end)
-                   for sol in store.solutions()] for store in self._stores()]
+                   for sol in store.solutions()] for store in self.stores]
         return pickle.dumps({"now": self.now, "stores": stores}, protocol=5)
 
     def restore(self, data: bytes) -> None:
         state = pickle.loads(data)
         self.now = state["now"]
         encode = self.dictionary.encode
-        for store, saved in zip(self._stores(), state["stores"]):
-            store.buckets.clear()
-            store.seen.clear()
-            store.count = 0
+        for store, saved in zip(self.stores, state["stores"]):
+            store.clear()
             texts = [text for bindings, _, _ in saved for text in bindings.values()]
             terms = iter(encode(t) for t in parse_terms(texts))
             store.add(N.Sol({Var(v): next(terms) for v in bindings}, start, end) for bindings, start, end in saved)
