@@ -228,6 +228,9 @@ class Lowering:
         if not uses_interval(expr):
             names = tuple(sorted(expr_vars(expr)))
             test = id_test(lowered, names, self.dictionary, self.context)
+            if len(names) == 2:  # the common case, a comparison of two variables, without a list
+                a, b = names
+                return lambda bindings, start, end: test(bindings.get(a), bindings.get(b))
             return lambda bindings, start, end: test(*[bindings.get(v) for v in names])
         check = compile_filter(lowered, self.context)
         ms = self.ms_per_unit

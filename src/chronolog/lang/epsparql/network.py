@@ -20,6 +20,7 @@ an order that does not depend on term numbering).
 from __future__ import annotations
 
 from collections import deque
+from operator import itemgetter
 from typing import Callable, Iterable, NamedTuple
 
 from chronolog.terms import Var
@@ -167,26 +168,25 @@ class Union(Node):
         return dedupe(both) if self.each else both
 
 
+def _no_key(bindings: dict) -> tuple:
+    return ()
+
+
 class Store:
     """The solutions a node keeps from earlier time points, by join key, in time order;
     those a later partner can no longer use (``max_duration``) expire."""
 
-    def __init__(self, key_vars: tuple[Var, ...], max_duration: int | None, each: bool) -> None:
-        self.key_vars = key_vars
+    def __init__(self, key_vars: tuple[Var, ...], max_duration: int | None) -> None:
         self.max_duration = max_duration
-        self.each = each
-        self.buckets: dict[tuple, deque[Sol]] = {}
-        self.oldest: dict[tuple, int] = {}  # per bucket, the earliest start it holds
-        self.seen: set = set()  # solution keys stored (each: a set of solutions)
+        # a solution's join key: its values of key_vars (one value alone for one variable)
+        self.key: Callable[[dict], object] = itemgetter(*key_vars) if key_vars else _no_key
+        self.buckets: dict[object, deque[Sol]] = {}
+        self.oldest: dict[object, int] = {}  # per bucket, the earliest start it holds
         self.count = 0
-
-    def key(self, bindings: dict) -> tuple:
-        return tuple(bindings[v] for v in self.key_vars)
 
     def clear(self) -> None:
         self.buckets.clear()
         self.oldest.clear()
-        self.seen.clear()
         self.count = 0
 
     def candidates(self, bindings: dict, now: int) -> deque[Sol] | tuple:
@@ -196,21 +196,24 @@ class Store:
         if self.max_duration is not None:
             limit = now - self.max_duration
             while bucket and bucket[0].end < limit:
-                self._forget(bucket.popleft())
+                bucket.popleft()
+                self.count -= 1
         return bucket
 
     def add(self, sols: Iterable[Sol]) -> None:
+        """Solutions of one time point (each once: a node's delta is a set under ``each``,
+        and they all end at that time point, so none was stored before)."""
+        buckets, oldest, key_of = self.buckets, self.oldest, self.key
         for sol in sols:
-            if self.each:
-                skey = solution_key(sol)
-                if skey in self.seen:
-                    continue
-                self.seen.add(skey)
-            key = self.key(sol.bindings)
-            self.buckets.setdefault(key, deque()).append(sol)
-            oldest = self.oldest.get(key)
-            if oldest is None or sol.start < oldest:
-                self.oldest[key] = sol.start
+            key = key_of(sol.bindings)
+            bucket = buckets.get(key)
+            if bucket is None:
+                buckets[key] = deque((sol,))
+                oldest[key] = sol.start
+            else:
+                bucket.append(sol)
+                if sol.start < oldest[key]:
+                    oldest[key] = sol.start
             self.count += 1
 
     def remove(self, sol: Sol) -> None:
@@ -220,11 +223,6 @@ class Store:
                 del bucket[i]
                 self.count -= 1
                 return
-
-    def _forget(self, sol: Sol) -> None:
-        self.count -= 1
-        if self.each:
-            self.seen.discard(solution_key(sol))
 
     def expire(self, now: int) -> None:
         """Drop what no later partner can use (a solution that starts at s joins, at the
@@ -238,9 +236,7 @@ class Store:
                 del self.oldest[key]
                 continue
             kept = deque(s for s in bucket if s.start >= limit)
-            for sol in bucket:
-                if sol.start < limit:
-                    self._forget(sol)
+            self.count -= len(bucket) - len(kept)
             if kept:
                 self.buckets[key] = kept
                 self.oldest[key] = min(s.start for s in kept)
@@ -272,10 +268,9 @@ class Binary(Node):
             self.certain = left.certain | right.certain
         self.shared = tuple(sorted(left.variables & right.variables))
         key = tuple(sorted(left.certain & right.certain))
-        self.left_store = Store(key, max_duration if op != OPTIONALSEQ else None, self.each) \
+        self.left_store = Store(key, max_duration if op != OPTIONALSEQ else None) \
             if op in (SEQ, OPTIONALSEQ, AND) else None
-        self.right_store = Store(key, max_duration, self.each) if op == AND else \
-            Store(key, None, self.each) if op == OPTIONAL else None
+        self.right_store = Store(key, max_duration) if op == AND else Store(key, None) if op == OPTIONAL else None
 
     def children(self) -> tuple[Node, ...]:
         return (self.left, self.right)

@@ -186,7 +186,9 @@ class EpsparqlProgram(Program):
             found.setdefault(key, Solution(bindings, sol.start, sol.end))
         if not found:
             return []
-        ordered = sorted(found.values(), key=lambda s: (s.start, sorted((k, str(decode(v))) for k, v in s.bindings.items())))
+        ordered = list(found.values())
+        if len(ordered) > 1:
+            ordered.sort(key=lambda s: (s.start, sorted((k, str(decode(v))) for k, v in s.bindings.items())))
         return [SolutionsOutput(time, "select", tuple(ordered))]
 
     # -- state --
