@@ -11,15 +11,23 @@ the end (its snapshot's size: what the partial matches hold). The cost per event
 follow the live partial matches, which the bound limits, not the stream's length: the
 ``--lengths`` table runs one bound over streams 10x apart. ETALIS does about 3,000
 events/s on this machine for this workload (issue 15; SWI-Prolog 9, its best settings).
+With ``--spark``, ``chronolog run --runner spark`` (local[2], a child process) runs the
+PT40S program over the ``--lengths`` streams: whole-run wall seconds, start-up included, and
+the cost per event from their difference (the start-up cancels); its solutions are checked
+against in-process.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from chronolog.engine import Engine
 from chronolog.formats import encode_text
@@ -62,6 +70,7 @@ def main() -> int:
     parser.add_argument("--bounds", default="10,40,160", help="duration bounds in seconds (default 10,40,160)")
     parser.add_argument("--lengths", default="2000,20000", help="stream lengths for the bound of 40 s")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row, best taken (default 3)")
+    parser.add_argument("--spark", action="store_true", help="also run chronolog run --runner spark (bound PT40S)")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}\n")
@@ -80,7 +89,35 @@ def main() -> int:
     for length in (int(n) for n in args.lengths.split(",")):
         best = min((run(40, prices(length)) for _ in range(args.repeat)), key=lambda r: r[0])
         print(f"| {length:,} | {length / best[0]:,.0f} | {1e6 * best[0] / length:.1f} | {best[2]:,} |", flush=True)
+    if args.spark:
+        spark_table([int(n) for n in args.lengths.split(",")])
     return 0
+
+
+def spark_table(lengths: list[int]) -> None:
+    """Whole ``chronolog run --runner spark`` commands over the PT40S program, beside in-process."""
+    print("\n## Spark local[2], bound PT40S (whole runs, start-up included)\n")
+    print("| events | wall s | solutions (in-process) | µs per event from the difference |")
+    print("|---:|---:|---:|---:|")
+    walls = []
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "fig1.eps"
+        program.write_text(QUERY.format(bound=40), encoding="utf-8")
+        for length in lengths:
+            data, out = Path(tmp) / f"s{length}.jsonl", Path(tmp) / f"o{length}.jsonl"
+            data.write_text("".join(json.dumps({"time": t, "graph": g}) + "\n" for t, g in prices(length)))
+            began = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "chronolog", "run", str(program), "--stream", str(data),
+                                   "--time-unit", "s", "--runner", "spark", "-o", str(out)], capture_output=True, text=True)
+            wall = time.perf_counter() - began
+            if done.returncode:
+                raise RuntimeError(done.stderr)
+            got = sum(len(json.loads(line)["solutions"]) for line in out.read_text().splitlines())
+            want = run(40, prices(length))[1]
+            walls.append(wall)
+            per = "" if len(walls) < 2 else f"{(walls[-1] - walls[0]) / (length - lengths[0]) * 1e6:,.0f}"
+            print(f"| {length:,} | {wall:.1f} | {got:,} ({want:,}{'' if got == want else ', differs!'}) | {per} |",
+                  flush=True)
 
 
 if __name__ == "__main__":
