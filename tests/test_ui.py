@@ -161,3 +161,47 @@ def wait_for(base: str, done) -> dict:  # type: ignore[no-untyped-def]
             return last
         time.sleep(0.05)
     raise AssertionError(f"the live view never showed it; last state: {last}")
+
+
+@pytest.mark.spark
+def test_on_spark_the_monitor_hears_of_batches_outputs_and_skipped_elements(spark, tmp_path: Path) -> None:
+    """The Spark runner reports every micro-batch's progress (Spark's own report), every
+    output its sink receives, and a skipped element's positioned error."""
+    from chronolog.program import Options, ProgramSpec
+    from chronolog.spark.runner import run_spark
+    from chronolog.spark.sinks import CallbackSink, QuarantineFileSink
+
+    fire = ROOT / "examples" / "fire"
+    spec = ProgramSpec("dotr", (fire / "fire.dotr").read_text(), str(fire / "fire.dotr"),
+                       Options((str(fire / "background.ttl"),), (str(fire / "rooms.dl"),)))
+    ex = "http://example.org/"
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("\n".join([
+        json.dumps({"time": 10, "graph": f"<{ex}r1> a <{ex}TempReading> ; <{ex}sensor> <{ex}s1> ; <{ex}value> 65 . "
+                                         f"<{ex}s1> <{ex}is_at_location> <{ex}locA> ."}),
+        "not json",
+        json.dumps({"time": 12, "graph": f"<{ex}r2> a <{ex}SmokeReading> ; <{ex}sensor> <{ex}s2> . "
+                                         f"<{ex}s2> <{ex}is_at_location> <{ex}locB> ."})]) + "\n")
+    monitor = RunMonitor("fire.dotr", "spark")
+    delivered: list = []
+    run_spark(spec, str(stream), CallbackSink(lambda b, records: delivered.extend(records)), on_error="skip",
+              quarantine=QuarantineFileSink(str(tmp_path / "bad.jsonl")), report=lambda line: None, monitor=monitor)
+    state = monitor.snapshot()
+    assert state["counters"]["elements"] == sum(b["input_rows"] for b in state["batches"]) >= 2
+    assert state["counters"]["batches"] == len(state["batches"]) >= 1
+    assert all(b["duration_ms"] > 0 for b in state["batches"])
+    assert state["counters"]["outputs"] == len(delivered) == 1
+    (shown,) = state["outputs"]
+    assert shown["time"] == 12 and shown["name"] == f"{ex}fire" and f"<{ex}roomA>" in shown["text"]
+    assert state["counters"]["skipped"] == 1 and state["problems"][0].startswith(f"{stream}:2:1:")
+
+
+@pytest.mark.spark
+def test_ui_on_the_spark_runner_prints_its_address(spark, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from chronolog import cli
+
+    out = tmp_path / "out.trig"
+    assert cli.main(["run", str(ROOT / "examples" / "fire"), "--runner", "spark", "--ui", "127.0.0.1:0",
+                     "-o", str(out)]) == 0
+    assert "chronolog: live view at http://127.0.0.1:" in capsys.readouterr().err
+    assert "roomA" in out.read_text()

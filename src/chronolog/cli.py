@@ -121,10 +121,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.runner == "spark":
         from chronolog.spark.command import run_spark_command
 
-        if args.ui is not None:
-            raise ChronologError("--ui runs with --runner inprocess for now: the Spark runner's live view is "
-                                 "not built yet")
-        return run_spark_command(args, spec, sources)
+        with contextlib.ExitStack() as live:
+            monitor = _live_view(args, live) if args.ui is not None else None
+            code = run_spark_command(args, spec, sources, monitor)
+            if monitor is not None:
+                _linger()
+            return code
     for source in sources.values():
         if source.startswith("tcp://"):
             raise ChronologError(f"{source}: a socket stream needs --runner spark")
@@ -143,7 +145,9 @@ def _run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     outputs = 0
     live = contextlib.ExitStack()
-    monitor = _live_view(args, late, errors, live) if args.ui is not None else None
+    monitor = _live_view(args, live) if args.ui is not None else None
+    if monitor is not None:
+        _watch_policies(monitor, late, errors)
     with live, contextlib.ExitStack() as files:
         out = sys.stdout.buffer if args.output in (None, "-") else files.enter_context(atomic_file(args.output))
         writer = files.enter_context(open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
@@ -173,21 +177,25 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _live_view(args: argparse.Namespace, late, errors, live: contextlib.ExitStack):  # type: ignore[no-untyped-def]
+def _live_view(args: argparse.Namespace, live: contextlib.ExitStack):  # type: ignore[no-untyped-def]
     """Start ``--ui``'s server for this run (stopped when ``live`` closes); its monitor."""
     from chronolog.monitor import RunMonitor
     from chronolog.ui.server import LiveView, parse_address
 
     monitor = RunMonitor(args.program, args.runner)
+    view = LiveView(monitor, *parse_address(args.ui))
+    print(f"chronolog: live view at {view.start()}", file=sys.stderr, flush=True)
+    live.callback(view.stop)
+    return monitor
+
+
+def _watch_policies(monitor, late, errors) -> None:  # type: ignore[no-untyped-def]
+    """The in-process late and error policies' counts and skipped elements, on the live view."""
     monitor.watch("late", lambda: getattr(late, "count", 0))
     monitor.watch("skipped", lambda: errors.count)
     if errors.sink is not None:
         keep = errors.sink
         errors.sink = lambda error: (monitor.problem(str(error).splitlines()[0]), keep(error))
-    view = LiveView(monitor, *parse_address(args.ui))
-    print(f"chronolog: live view at {view.start()}", file=sys.stderr, flush=True)
-    live.callback(view.stop)
-    return monitor
 
 
 def _shown(output, dictionary) -> tuple[str, str]:  # type: ignore[no-untyped-def]
@@ -343,8 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="output format; default: from -o, else the input's")
     run.add_argument("--stats", action="store_true", help="print per-phase time counters at the end")
     run.add_argument("--ui", nargs="?", const="127.0.0.1:0", metavar="[HOST:]PORT",
-                     help="serve a live view of the run (outputs, throughput, latency, memory) at this address; "
-                          "alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
+                     help="serve a live view of the run (outputs, throughput, latency, memory; Spark's micro-batches) "
+                          "at this address; alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "

@@ -1,8 +1,9 @@
 """What a running program is doing, sampled for the live view (``chronolog run --ui``).
 
 The run loop reports each time point it processed (how many elements, how long the push
-took) and each output; the live view's server reads :meth:`RunMonitor.snapshot` from
-another thread. Reporting is cheap and bounded whatever the stream: counters, one bucket
+took) and each output; on Spark, the driver reports each micro-batch's progress (Spark's
+own report) and each output its sink receives. The live view's server reads
+:meth:`RunMonitor.snapshot` from another thread. Reporting is cheap and bounded whatever the stream: counters, one bucket
 per second of run time (the last hour kept), and the last outputs as text; an output is
 rendered to text only while fewer than ``render_per_second`` were this second (the rest
 are counted), so a fast stream does not pay for a table nobody can read at that speed.
@@ -17,6 +18,7 @@ from typing import Callable
 
 SECONDS_KEPT = 3600
 RECENT = 500
+BATCHES = 100
 
 
 def _rss_bytes() -> int | None:
@@ -53,6 +55,7 @@ class RunMonitor:
         self._rendered_this_second = 0
         self._watched: dict[str, Callable[[], int]] = {}
         self.problems: deque[str] = deque(maxlen=RECENT)  # the last skipped elements' errors
+        self._batches: deque[dict] = deque(maxlen=BATCHES)  # on Spark: the last micro-batches' progress
 
     def _bucket(self) -> dict:
         """The current second's bucket (closing the previous one's latency figures)."""
@@ -95,6 +98,23 @@ class RunMonitor:
             self._recent.append({"seq": self._sequence, "time": time_, "name": name, "text": text,
                                  "latency_ms": None if latency is None else round(latency * 1000, 3)})
 
+    def batch(self, report: dict) -> None:
+        """A Spark micro-batch's progress report (``StreamingQuery.recentProgress``): its
+        input counts as elements, its duration as the processing time of its time points."""
+        rows = int(report.get("numInputRows", 0))
+        duration = float((report.get("durationMs") or {}).get("triggerExecution", 0))
+        states = report.get("stateOperators") or []
+        with self._lock:
+            bucket = self._bucket()
+            bucket["elements"] += rows
+            self.counters["elements"] += rows
+            self.counters["batches"] = self.counters.get("batches", 0) + 1
+            self._latencies.append(duration)
+            self._batches.append({"batch": report.get("batchId"), "duration_ms": duration, "input_rows": rows,
+                                  "input_rate": report.get("inputRowsPerSecond"),
+                                  "processed_rate": report.get("processedRowsPerSecond"),
+                                  "state_rows": sum(int(s.get("numRowsTotal", 0)) for s in states)})
+
     def watch(self, name: str, counter: Callable[[], int]) -> None:
         """Show counter ``name`` as ``counter()`` reads it (the late and error policies' counts)."""
         self._watched[name] = counter
@@ -123,6 +143,6 @@ class RunMonitor:
                 "stream_time": self.stream_time, "problems": list(self.problems),
                 "rates": {k: self.counters[k] / elapsed if elapsed > 0 else 0.0 for k in ("elements", "outputs")},
                 "rss_bytes": _rss_bytes(), "finished": self.finished,
-                "seconds": seconds,
+                "seconds": seconds, "batches": list(self._batches),
                 "outputs": [o for o in self._recent if o["seq"] > after],
             }

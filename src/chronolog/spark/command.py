@@ -190,8 +190,9 @@ def _summary(summary, late) -> str:
             f"{len(summary.errors):,} malformed, {summary.seconds:.1f} s")
 
 
-def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -> int:
-    """``chronolog run --runner spark`` of the program ``spec`` over ``sources`` (by stream name)."""
+def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str], monitor=None) -> int:  # type: ignore[no-untyped-def]
+    """``chronolog run --runner spark`` of the program ``spec`` over ``sources`` (by stream
+    name); ``monitor``: the live view's (``--ui``)."""
     import os
     import shutil
 
@@ -233,11 +234,15 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str]) -
             lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
             on_error=args.on_error, quarantine=quarantine,
             max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
-            progress=progress)
+            progress=progress, monitor=monitor)
     except RunStopped as stopped:
         progress.done(_summary(stopped.summary, late))
+        if monitor is not None:
+            monitor.finish(f"stopped: {stopped}")
         raise
     progress.done(_summary(summary, late))
+    if monitor is not None:
+        monitor.finish(_summary(summary, late))
     if summary.late and late != "error":
         where = "dropped" if late == "drop" else f"written to {late.file.path}"
         print(f"chronolog: {summary.late:,} late element{'s' if summary.late != 1 else ''} {where}", file=sys.stderr)

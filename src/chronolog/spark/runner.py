@@ -30,9 +30,10 @@ from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
 from chronolog.program.contract import resolve_stream
+from chronolog.monitor import RunMonitor
 from chronolog.progress import Progress
 from chronolog.spark.pipeline import END, ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
-from chronolog.spark.sinks import LateFileSink, OutputRecord, QuarantineFileSink, Sink
+from chronolog.spark.sinks import LateFileSink, MonitoredSink, OutputRecord, QuarantineFileSink, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
 from chronolog.streams import StreamElement, jsonl_element
 from chronolog.terms import TermDictionary
@@ -210,13 +211,15 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
               on_error: str = "stop", quarantine: QuarantineFileSink | None = None,
               max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
               progress: Progress | None = None, report: Callable[[str], None] | None = None,
-              stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None) -> RunSummary:
+              stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None,
+              monitor: RunMonitor | None = None) -> RunSummary:
     """Run the program of ``spec`` over ``streams`` (one unnamed source, or sources by
     stream name) on Spark until the streams end (available-now), ``stop_after`` seconds
     pass, ``until(summary)`` holds after a batch, or Ctrl-C; outputs go to ``sink``.
 
     With ``checkpoint``, a run that was stopped or killed resumes where it left off, and
-    the file and Parquet sinks hold every detection exactly once.
+    the file and Parquet sinks hold every detection exactly once. ``monitor`` (the live
+    view) hears of every micro-batch's progress, output and skipped element.
     """
     from chronolog.spark.session import spark_session
 
@@ -241,6 +244,13 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
             if isinstance(extra, (LateFileSink, QuarantineFileSink)):
                 extra.reset()
     summary = RunSummary()
+    if monitor is not None:
+        sink = MonitoredSink(sink, monitor)
+        monitor.watch("late", lambda: summary.late)
+        monitor.watch("skipped", lambda: len(summary.errors))
+        shown = report
+        report = lambda line: (monitor.problem(line.removeprefix("chronolog: skipped ").splitlines()[0]),  # noqa: E731
+                               shown(line))
     options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism),
                "msPerUnit": str(unit_ms(spec.options.time_unit))}
     if max_elements_per_batch:
@@ -258,7 +268,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     with _sql_conf(spark, conf or {}):
         query = writer.start()
     try:
-        _follow(query, summary, progress, start, stop_after, until, trigger == "available-now")
+        _follow(query, summary, progress, start, stop_after, until, trigger == "available-now", monitor)
     except KeyboardInterrupt:
         query.stop()
         raise
@@ -296,7 +306,7 @@ def _sql_conf(spark, conf: Mapping[str, str]) -> Iterator[None]:
 
 
 def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_after: float | None,
-            until: Callable[[RunSummary], bool] | None, available_now: bool) -> None:
+            until: Callable[[RunSummary], bool] | None, available_now: bool, monitor: RunMonitor | None) -> None:
     """Wait for the query, updating the progress line from its progress reports."""
     from pyspark.errors import StreamingQueryException
 
@@ -315,6 +325,8 @@ def _follow(query, summary: RunSummary, progress: Progress, start: float, stop_a
             states = report.get("stateOperators") or []
             summary.state_rows = sum(s.get("numRowsTotal", 0) for s in states)
             summary.max_state_rows = max(summary.max_state_rows, summary.state_rows)
+            if monitor is not None:
+                monitor.batch(report)
         last = summary.progress[-1] if summary.progress else {}
         progress.update(
             f"batch {summary.batches:,}: {summary.input_rows:,} elements in "

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Callable, NamedTuple, Sequence
 
 from chronolog.errors import ChronologError
+from chronolog.monitor import RunMonitor
 from chronolog.program.outputs import GRAPHS, parse_rendered
 from chronolog.program.writers import open_output_writer
 from chronolog.streams import StreamElement, open_stream_writer
@@ -232,6 +233,25 @@ class CallbackSink(Sink):
 
     def write(self, batch_id: int, records: list[OutputRecord]) -> None:
         self.callback(batch_id, records)
+
+
+class MonitoredSink(Sink):
+    """A sink whose outputs the live view also sees (``chronolog run --ui`` on Spark)."""
+
+    def __init__(self, sink: Sink, monitor: RunMonitor) -> None:
+        self.sink, self.monitor = sink, monitor
+
+    def reset(self) -> None:
+        self.sink.reset()
+
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
+        self.sink.write(batch_id, records)
+        for record in records:
+            self.monitor.output(record.time, lambda r=record: (r.source, r.body if isinstance(r.body, str)
+                                                                 else "\n".join(r.body)))
+
+    def close(self) -> None:
+        self.sink.close()
 
 
 def sink_for(output: str | None, kind: str, format: str) -> Sink:

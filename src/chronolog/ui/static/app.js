@@ -32,6 +32,16 @@ function show(state) {
   const s = state.seconds;
   throughput.setData([s.map((b) => b.second), s.map((b) => b.elements), s.map((b) => b.outputs)]);
   latency.setData([s.map((b) => b.second), s.map((b) => b.p50_ms), s.map((b) => b.p99_ms)]);
+  $("batches-box").hidden = state.batches.length === 0;
+  $("batches").tBodies[0].replaceChildren(...state.batches.slice(-30).reverse().map((b) => {
+    const tr = document.createElement("tr");
+    for (const value of [b.batch, b.duration_ms, b.input_rows, b.input_rate, b.processed_rate, b.state_rows]) {
+      const td = document.createElement("td");
+      td.textContent = typeof value === "number" ? Math.round(value).toLocaleString() : (value ?? "");
+      tr.append(td);
+    }
+    return tr;
+  }));
   $("problems-box").hidden = state.problems.length === 0;
   $("problems").replaceChildren(...state.problems.map((p) => Object.assign(document.createElement("li"), { textContent: p })));
   for (const o of state.outputs) {
