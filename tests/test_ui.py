@@ -205,3 +205,32 @@ def test_ui_on_the_spark_runner_prints_its_address(spark, tmp_path: Path, capsys
                      "-o", str(out)]) == 0
     assert "chronolog: live view at http://127.0.0.1:" in capsys.readouterr().err
     assert "roomA" in out.read_text()
+
+
+def test_a_recorded_run_makes_a_self_contained_report(tmp_path: Path) -> None:
+    """``run --record DIR`` keeps the final state; ``report DIR`` inlines the page's scripts,
+    styles and data into one file that needs no server (nothing is fetched from /static)."""
+    from chronolog import cli
+
+    record = tmp_path / "run"
+    assert cli.main(["run", str(ROOT / "examples" / "fire"), "--runner", "inprocess", "--record", str(record),
+                     "-o", str(tmp_path / "out.trig")]) == 0
+    state = json.loads((record / "run.json").read_text())
+    assert state["finished"] and state["counters"]["outputs"] == 1 and state["counters"]["time_points"] == 2
+    assert cli.main(["report", str(record)]) == 0
+    page = (record / "report.html").read_text()
+    assert "/static/" not in page and "uPlot" in page and "MIT License" in page
+    data = page[page.index("const RUN = ") + len("const RUN = "):page.index(";\n$(\"filters\")")]
+    assert json.loads(data.replace("<\\/", "</"))["outputs"][0]["text"] == state["outputs"][0]["text"]
+    assert cli.main(["report", str(tmp_path / "nothing")]) == 2
+
+
+def test_a_report_cannot_be_broken_by_an_outputs_text() -> None:
+    """An output's text ends up inside a script element: ``</script>`` in it is escaped."""
+    from chronolog.ui.report import _page
+
+    monitor = RunMonitor("p.dotr", "inprocess")
+    monitor.output(1, lambda: ("q", '"</script><b>x</b>"'))
+    monitor.finish("done")
+    page = _page(monitor.snapshot())
+    assert page.count("</script>") == page.count("<script>") and "<\\/script><b>" in page

@@ -122,9 +122,9 @@ def _run(args: argparse.Namespace) -> int:
         from chronolog.spark.command import run_spark_command
 
         with contextlib.ExitStack() as live:
-            monitor = _live_view(args, live) if args.ui is not None else None
+            monitor = _monitor(args, live)
             code = run_spark_command(args, spec, sources, monitor)
-            if monitor is not None:
+            if args.ui is not None:
                 _linger()
             return code
     for source in sources.values():
@@ -145,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     outputs = 0
     live = contextlib.ExitStack()
-    monitor = _live_view(args, live) if args.ui is not None else None
+    monitor = _monitor(args, live)
     if monitor is not None:
         _watch_policies(monitor, late, errors)
     with live, contextlib.ExitStack() as files:
@@ -173,19 +173,33 @@ def _run(args: argparse.Namespace) -> int:
             print(report, file=sys.stderr)
         if monitor is not None:
             monitor.finish(summary)
+        if args.ui is not None:
             _linger()
     return 0
 
 
-def _live_view(args: argparse.Namespace, live: contextlib.ExitStack):  # type: ignore[no-untyped-def]
-    """Start ``--ui``'s server for this run (stopped when ``live`` closes); its monitor."""
+def _monitor(args: argparse.Namespace, live: contextlib.ExitStack):  # type: ignore[no-untyped-def]
+    """The run's monitor when ``--ui`` or ``--record`` asks for one (else None): ``--ui``'s
+    server started, stopped when ``live`` closes, and the record written then."""
+    if args.ui is None and args.record is None:
+        return None
     from chronolog.monitor import RunMonitor
-    from chronolog.ui.server import LiveView, parse_address
 
     monitor = RunMonitor(args.program, args.runner)
-    view = LiveView(monitor, *parse_address(args.ui))
-    print(f"chronolog: live view at {view.start()}", file=sys.stderr, flush=True)
-    live.callback(view.stop)
+    if args.record is not None:
+        from chronolog.ui.report import write_record
+
+        def record() -> None:
+            if monitor.finished is None:
+                monitor.finish("the run stopped before the end of its streams")
+            print(f"chronolog: run recorded in {write_record(monitor, args.record)}", file=sys.stderr)
+        live.callback(record)
+    if args.ui is not None:
+        from chronolog.ui.server import LiveView, parse_address
+
+        view = LiveView(monitor, *parse_address(args.ui))
+        print(f"chronolog: live view at {view.start()}", file=sys.stderr, flush=True)
+        live.callback(view.stop)
     return monitor
 
 
@@ -225,6 +239,13 @@ def _summary(report: str | None, outputs: int, seconds: float) -> str:
     if report:
         return report.splitlines()[0].split(";")[0] + f" in {seconds:.1f} s"
     return f"{outputs:,} outputs in {seconds:.1f} s"
+
+
+def _report(args: argparse.Namespace) -> int:
+    from chronolog.ui.report import write_report
+
+    print(f"chronolog: report written to {write_report(args.run_dir, args.output)}", file=sys.stderr)
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -353,6 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--ui", nargs="?", const="127.0.0.1:0", metavar="[HOST:]PORT",
                      help="serve a live view of the run (outputs, throughput, latency, memory; Spark's micro-batches) "
                           "at this address; alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
+    run.add_argument("--record", metavar="DIR",
+                     help="keep what the live view shows at the end of the run in DIR (for chronolog report)")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "
@@ -367,6 +390,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --on-error skip: where each skipped element goes, with its place and the reason")
     add_run_spark_arguments(run)
     run.set_defaults(handler=_run)
+
+    report = commands.add_parser("report", help="the HTML report of a run recorded with run --record",
+                                 description="Write one self-contained HTML file with the charts and the output "
+                                             "table of a run recorded with chronolog run ... --record DIR.")
+    report.add_argument("run_dir", metavar="RUN_DIR", help="the folder given to run --record")
+    report.add_argument("-o", "--output", metavar="OUT.html", help="where to write it (default RUN_DIR/report.html)")
+    report.set_defaults(handler=_report)
 
     check = commands.add_parser("check", help="parse and validate a program without running it",
                                 description="Parse and validate a program: errors as FILE:LINE:COL.")

@@ -22,7 +22,7 @@ from chronolog.monitor import RunMonitor
 INSTALL = "the live view needs its extra: pip install 'chronolog[ui]'"
 PERIOD = 0.5  # seconds between two updates of the page
 ASSETS = {"uPlot.iife.min.js": "text/javascript", "uPlot.min.css": "text/css", "uPlot.LICENSE": "text/plain",
-          "app.js": "text/javascript", "app.css": "text/css"}
+          "app.js": "text/javascript", "view.js": "text/javascript", "app.css": "text/css"}
 
 
 def parse_address(text: str) -> tuple[str, int]:
