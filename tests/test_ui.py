@@ -67,6 +67,7 @@ def test_monitor_counts_per_second_and_renders_only_what_it_shows() -> None:
     monitor.output(12, render(5), latency=0.01)
     state = monitor.snapshot()
     assert rendered == [0, 1, 5]  # two a second: the other outputs are counted, not rendered
+    assert monitor.snapshot()["outputs"][0]["latency_ms"] == 2.0  # time point 11's processing time
     assert state["counters"] == {"elements": 6, "time_points": 3, "outputs": 6}
     assert [(b["second"], b["elements"], b["outputs"]) for b in state["seconds"]] == [(0, 4, 5), (1, 2, 1)]
     assert state["seconds"][0]["p50_ms"] == 4.0 and state["seconds"][1]["p99_ms"] == 10.0
@@ -145,6 +146,7 @@ def test_a_run_is_watched_while_its_stream_is_written(tmp_path: Path) -> None:
             (shown,) = state["outputs"]
             assert shown["name"] == f"{ex}fire" and shown["time"] == 12 and f"<{ex}roomA>" in shown["text"]
             assert state["finished"] is None and state["counters"]["elements"] == 2
+            assert shown["latency_ms"] > 0  # its time point's processing time
     finally:
         code = run.wait(timeout=60)
     assert code == 0, run.stderr.read()  # type: ignore[union-attr]
@@ -234,3 +236,94 @@ def test_a_report_cannot_be_broken_by_an_outputs_text() -> None:
     monitor.finish("done")
     page = _page(monitor.snapshot())
     assert page.count("</script>") == page.count("<script>") and "<\\/script><b>" in page
+
+
+def _browser():  # type: ignore[no-untyped-def]
+    """Headless Chromium through Selenium (Debian's chromium and chromium-driver, which
+    .ci/run installs); the test is skipped, saying why, where they are missing."""
+    import shutil
+
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    driver, browser = shutil.which("chromedriver"), shutil.which("chromium")
+    if driver is None or browser is None:
+        pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1000"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def _rows(browser) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """The output table's rows as texts, read in one script (the page redraws the table
+    every half second, so element handles go stale)."""
+    return browser.execute_script(
+        "return [...document.querySelectorAll('#outputs tbody tr.output')]"
+        ".map(r => [...r.cells].map(c => c.textContent))")
+
+
+def _artefact(browser, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A screenshot: into docs/ with CHRONOLOG_UPDATE_DOCS=1 (docs/ui.md shows them), else a
+    test artefact beside the test's files."""
+    folder = ROOT / "docs" if os.environ.get("CHRONOLOG_UPDATE_DOCS") else tmp_path
+    browser.save_screenshot(str(folder / name))
+
+
+def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
+    """Headless Chromium opens the live view of a run fed through a named pipe: the counters,
+    both charts and the table update as the stream is written, and the detection appears,
+    filterable by its rule; then the report of the same run opens from its file."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser = _browser()
+    pipe = tmp_path / "stream.jsonl"
+    os.mkfifo(pipe)
+    fire = ROOT / "examples" / "fire"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "chronolog", "run", str(fire / "fire.dotr"), "--background", str(fire / "background.ttl"),
+         "--rules", str(fire / "rooms.dl"), "--stream", str(pipe), "--runner", "inprocess",
+         "-o", str(tmp_path / "out.trig"), "--ui", "127.0.0.1:0", "--record", str(tmp_path / "run")],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    ex = "http://example.org/"
+    try:
+        base = run.stderr.readline().split(" at ", 1)[1].strip()  # type: ignore[union-attr]
+        browser.get(base)
+        wait = WebDriverWait(browser, 30)
+        with open(pipe, "w", encoding="utf-8") as writer:
+            for t, graph in ((10, f"<{ex}r1> a <{ex}TempReading> ; <{ex}sensor> <{ex}s1> ; <{ex}value> 65 . "
+                                  f"<{ex}s1> <{ex}is_at_location> <{ex}locA> ."),
+                             (12, f"<{ex}r2> a <{ex}SmokeReading> ; <{ex}sensor> <{ex}s2> . "
+                                  f"<{ex}s2> <{ex}is_at_location> <{ex}locB> ."),
+                             (20, f"<{ex}s3> <{ex}is_at_location> <{ex}locC> .")):
+                writer.write(json.dumps({"time": t, "graph": graph}) + "\n")
+                writer.flush()
+            wait.until(lambda b: _rows(b))
+            (row,) = _rows(browser)
+            assert row[0] == "12" and row[1] == f"{ex}fire" and "roomA" in row[3]
+            assert "running for" in browser.find_element(By.ID, "status").text
+            counters = browser.find_element(By.ID, "counters").text
+            assert "outputs" in counters and "time points" in counters
+            assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 2
+            Select(browser.find_element(By.ID, "name")).select_by_value(f"{ex}fire")
+            assert len(_rows(browser)) == 1
+            browser.find_element(By.ID, "from").send_keys("13")
+            assert not _rows(browser)
+            browser.find_element(By.ID, "from").clear()
+            wait.until(lambda b: _rows(b))
+            _artefact(browser, "ui-live.png", tmp_path)
+        wait.until(lambda b: "finished" in b.find_element(By.ID, "status").text)
+        assert run.wait(timeout=60) == 0
+        from chronolog.ui.report import write_report
+
+        browser.get((write_report(str(tmp_path / "run"))).as_uri())
+        assert "finished" in browser.find_element(By.ID, "status").text
+        assert [row[0] for row in _rows(browser)] == ["12"] and "roomA" in _rows(browser)[0][3]
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 2
+        _artefact(browser, "ui-report.png", tmp_path)
+    finally:
+        browser.quit()
+        if run.poll() is None:
+            run.kill()

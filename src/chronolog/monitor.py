@@ -56,6 +56,7 @@ class RunMonitor:
         self._watched: dict[str, Callable[[], int]] = {}
         self.problems: deque[str] = deque(maxlen=RECENT)  # the last skipped elements' errors
         self._batches: deque[dict] = deque(maxlen=BATCHES)  # on Spark: the last micro-batches' progress
+        self._last_point: tuple[int, float] | None = None  # (time, seconds) of the last time point processed
 
     def _bucket(self) -> dict:
         """The current second's bucket (closing the previous one's latency figures)."""
@@ -82,11 +83,15 @@ class RunMonitor:
             self.counters["time_points"] += 1
             self.stream_time = time_
             self._latencies.append(seconds * 1000)
+            self._last_point = (time_, seconds)
 
     def output(self, time_: int, render: Callable[[], tuple[str, str]], latency: float | None = None) -> None:
         """An output of stream time ``time_`` was written; ``render`` gives (its rule or
-        query, its text), called only when the output is shown."""
+        query, its text), called only when the output is shown. Its processing time is
+        ``latency`` or else that of the time point just processed, when it is the output's."""
         with self._lock:
+            if latency is None and self._last_point is not None and self._last_point[0] == time_:
+                latency = self._last_point[1]
             bucket = self._bucket()
             bucket["outputs"] += 1
             self.counters["outputs"] += 1
