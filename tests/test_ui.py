@@ -327,3 +327,31 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
         browser.quit()
         if run.poll() is None:
             run.kill()
+
+
+def test_the_server_stops_once_open_pages_have_the_final_state() -> None:
+    """A page following the events counts as open until it has been sent the finished
+    state; stopping waits for that (a run that ends at once still shows as finished)."""
+    import threading
+
+    monitor = RunMonitor("p.dotr", "inprocess")
+    view = LiveView(monitor, "127.0.0.1", 0)
+    base = view.start()
+    got: list[dict] = []
+
+    def follow() -> None:
+        with urllib.request.urlopen(base + "api/events", timeout=10) as events:
+            for line in events:
+                if line.startswith(b"data: "):
+                    got.append(json.loads(line[6:]))
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert got and view._streams.open == 1
+    monitor.finish("done")
+    view.stop()
+    reader.join(10)
+    assert got[-1]["finished"] == "done" and view._streams.open == 0

@@ -221,12 +221,9 @@ def _shown(output, dictionary) -> tuple[str, str]:  # type: ignore[no-untyped-de
 
 
 def _linger() -> None:
-    """After the run, an interactive user may still be looking: serve until Ctrl-C;
-    otherwise long enough for open pages to get the final state."""
-    from chronolog.ui.server import PERIOD
-
+    """After the run, an interactive user may still be looking: serve until Ctrl-C (else
+    the server stops once open pages have had the final state: ``LiveView.stop``)."""
     if not sys.stdin.isatty():
-        time.sleep(2 * PERIOD)
         return
     print("chronolog: the run has ended; the live view stays up until Ctrl-C", file=sys.stderr, flush=True)
     with contextlib.suppress(KeyboardInterrupt):

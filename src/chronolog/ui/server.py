@@ -14,6 +14,7 @@ import json
 import re
 import sys
 import threading
+import time
 from importlib import resources
 
 from chronolog.errors import ChronologError
@@ -40,7 +41,13 @@ def _loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def _app(monitor: RunMonitor):  # type: ignore[no-untyped-def]
+class _Streams:
+    """How many pages are following the run's events now (the server's thread counts)."""
+
+    open = 0
+
+
+def _app(monitor: RunMonitor, streams: _Streams):  # type: ignore[no-untyped-def]
     from starlette.applications import Starlette
     from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
@@ -62,14 +69,18 @@ def _app(monitor: RunMonitor):  # type: ignore[no-untyped-def]
     async def events(request) -> StreamingResponse:  # type: ignore[no-untyped-def]
         async def updates():  # type: ignore[no-untyped-def]
             after = 0
-            while True:
-                snapshot = monitor.snapshot(after)
-                if snapshot["outputs"]:
-                    after = snapshot["outputs"][-1]["seq"]
-                yield f"data: {json.dumps(snapshot)}\n\n"
-                if snapshot["finished"] is not None or await request.is_disconnected():
-                    return
-                await asyncio.sleep(PERIOD)
+            streams.open += 1
+            try:
+                while True:
+                    snapshot = monitor.snapshot(after)
+                    if snapshot["outputs"]:
+                        after = snapshot["outputs"][-1]["seq"]
+                    yield f"data: {json.dumps(snapshot)}\n\n"
+                    if snapshot["finished"] is not None or await request.is_disconnected():
+                        return
+                    await asyncio.sleep(PERIOD)
+            finally:
+                streams.open -= 1
         return StreamingResponse(updates(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     return Starlette(routes=[Route("/", page), Route("/static/{name}", asset), Route("/api/state", state),
@@ -80,10 +91,11 @@ class LiveView:
     """The server of one run: ``start()`` returns the address it listens on."""
 
     def __init__(self, monitor: RunMonitor, host: str, port: int) -> None:
+        self.monitor, self._streams = monitor, _Streams()
         try:
             import uvicorn
 
-            app = _app(monitor)
+            app = _app(monitor, self._streams)
         except ImportError as e:
             raise ChronologError(INSTALL) from e
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
@@ -107,6 +119,11 @@ class LiveView:
                   "anyone who can reach it sees the run's outputs", file=sys.stderr)
         return f"http://{host}:{port}/"
 
-    def stop(self) -> None:
+    def stop(self, drain: float = 5.0) -> None:
+        """Stop serving; after a run that finished, once every page following it has had
+        its final state (at most ``drain`` seconds)."""
+        deadline = time.monotonic() + drain
+        while self.monitor.finished is not None and self._streams.open and time.monotonic() < deadline:
+            time.sleep(0.02)
         self._server.should_exit = True
         self._thread.join(5)
