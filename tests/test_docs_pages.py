@@ -5,10 +5,12 @@ One convention for every page (docs/languages/lars.md has its own, tests/lars/te
 - a fenced block whose info string has ``title=NAME`` (```` ```dotr title=fire.dotr ````)
   is a file; it is written as NAME for every later command of its page (a later block
   with the same title replaces it);
-- a ```` ```sh ```` block holds one ``chronolog ...`` command; it is run in a fresh folder
-  holding the page's files so far (and ``examples``, the repository's examples), through
-  ``chronolog.cli.main`` in this process; a ``run`` must use ``--runner inprocess``;
-- the ```` ```output ```` block right after it is the command's exact standard output,
+- a ```` ```sh ```` block holds one ``chronolog ...`` command, or several, one per line,
+  that build on each other (a file one writes, the next reads); they are run in turn in a
+  fresh folder holding the page's files so far (and ``examples``, the repository's
+  examples), through ``chronolog.cli.main`` in this process; a ``run`` must use
+  ``--runner inprocess``; every command but the last must succeed;
+- the ```` ```output ```` block right after it is the commands' exact standard output,
   and an optional ```` ```stderr ```` block after that its exact standard error (then the
   command's exit status is that of ``sh exit=N``, 0 unless given).
 
@@ -100,19 +102,22 @@ def run(example: Example, folder: Path) -> tuple[int, str, str]:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(body, encoding="utf-8")
     (folder / "examples").symlink_to(ROOT / "examples")
-    argv = shlex.split(example.command)
-    assert argv[0] == "chronolog", f"{example.where}: a sh block holds one chronolog command"
-    if argv[1] == "run":
-        assert "--runner" in argv and argv[argv.index("--runner") + 1] == "inprocess", \
-            f"{example.where}: examples run in-process (--runner inprocess)"
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="")
     err = io.StringIO()
     cwd = os.getcwd()
     os.chdir(folder)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(argv[1:])
-        out.flush()
+        for command in example.command.splitlines():
+            argv = shlex.split(command)
+            assert argv[0] == "chronolog", f"{example.where}: a sh block holds chronolog commands"
+            if argv[1] == "run":
+                assert "--runner" in argv and argv[argv.index("--runner") + 1] == "inprocess", \
+                    f"{example.where}: examples run in-process (--runner inprocess)"
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = main(argv[1:])
+            out.flush()
+            if status != 0:
+                break
     finally:
         os.chdir(cwd)
     return status, out.buffer.getvalue().decode("utf-8"), err.getvalue()  # type: ignore[attr-defined]

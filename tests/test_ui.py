@@ -264,6 +264,16 @@ def _rows(browser) -> list[list[str]]:  # type: ignore[no-untyped-def]
         ".map(r => [...r.cells].map(c => c.textContent))")
 
 
+def _open_first(browser) -> None:  # type: ignore[no-untyped-def]
+    """Click the first output that has an explanation (in a script: see ``_rows``)."""
+    browser.execute_script("document.querySelector('#outputs tr.output.explained').click()")
+
+
+def _why(browser) -> str | None:  # type: ignore[no-untyped-def]
+    """The text of the open explanation, if one is open."""
+    return browser.execute_script("return document.querySelector('#outputs tr.why')?.textContent ?? null")
+
+
 def _artefact(browser, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A screenshot: into docs/ with CHRONOLOG_UPDATE_DOCS=1 (docs/ui.md shows them), else a
     test artefact beside the test's files."""
@@ -274,7 +284,8 @@ def _artefact(browser, name: str, tmp_path: Path) -> None:  # type: ignore[no-un
 def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
     """Headless Chromium opens the live view of a run fed through a named pipe: the counters,
     both charts and the table update as the stream is written, and the detection appears,
-    filterable by its rule; then the report of the same run opens from its file."""
+    filterable by its rule, and opens its derivation on a click; then the report of the
+    same run opens from its file, with the derivation too."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -285,7 +296,8 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
     run = subprocess.Popen(
         [sys.executable, "-m", "chronolog", "run", str(fire / "fire.dotr"), "--background", str(fire / "background.ttl"),
          "--rules", str(fire / "rooms.dl"), "--stream", str(pipe), "--runner", "inprocess",
-         "-o", str(tmp_path / "out.trig"), "--ui", "127.0.0.1:0", "--record", str(tmp_path / "run")],
+         "-o", str(tmp_path / "out.trig"), "--ui", "127.0.0.1:0", "--record", str(tmp_path / "run"),
+         "--provenance", str(tmp_path / "why.jsonl")],
         cwd=ROOT, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     ex = "http://example.org/"
     try:
@@ -314,6 +326,17 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
             browser.find_element(By.ID, "from").clear()
             wait.until(lambda b: _rows(b))
             _artefact(browser, "ui-live.png", tmp_path)
+            _open_first(browser)
+            why = wait.until(_why)
+            assert f"rule <{ex}fire>" in why and "firing 12-0-1" in why
+            assert "Smoke at 12" in why and "HighTemp at 10" in why and "?max = max(HighTemp.val)" in why
+            assert f"<{ex}s1> <{ex}is_in_room> <{ex}roomA> .  [rule " in why and "rooms.dl:3:1" in why
+            assert f"<{ex}locA> <{ex}is_in_room> <{ex}roomA> .  [background]" in why
+            assert f"<{ex}s1> <{ex}is_at_location> <{ex}locA> .  [input at 10: the stream]" in why
+            browser.execute_script("document.querySelector('#outputs tr.output.explained').scrollIntoView()")
+            _artefact(browser, "ui-why.png", tmp_path)
+            _open_first(browser)
+            assert _why(browser) is None
         wait.until(lambda b: "finished" in b.find_element(By.ID, "status").text)
         assert run.wait(timeout=60) == 0
         from chronolog.ui.report import write_report
@@ -321,6 +344,8 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
         browser.get((write_report(str(tmp_path / "run"))).as_uri())
         assert "finished" in browser.find_element(By.ID, "status").text
         assert [row[0] for row in _rows(browser)] == ["12"] and "roomA" in _rows(browser)[0][3]
+        _open_first(browser)
+        assert "[background]" in _why(browser)
         assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 2
         _artefact(browser, "ui-report.png", tmp_path)
     finally:

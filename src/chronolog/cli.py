@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -92,12 +93,12 @@ def _options(args: argparse.Namespace) -> object:
     from chronolog.program import Options
 
     return Options(tuple(args.background), tuple(args.rules), args.time_unit, args.policy, args.maintenance,
-                   args.max_derived)
+                   args.max_derived, getattr(args, "provenance", None) is not None)
 
 
 def _run(args: argparse.Namespace) -> int:
-
     from chronolog.engine import Engine
+    from chronolog.program import explanation
     from chronolog.lang.registry import load_spec
     from chronolog.program.writers import open_output_writer, output_format
     from chronolog.progress import Progress
@@ -115,10 +116,13 @@ def _run(args: argparse.Namespace) -> int:
     inputs = [*sources.values(), args.program, *args.background, *args.rules]
     check_inputs(args.background, "--background")
     check_output(args.output, inputs)
-    for flag, path in (("--late", args.late), ("--quarantine", args.quarantine)):
+    for flag, path in (("--late", args.late), ("--quarantine", args.quarantine), ("--provenance", args.provenance)):
         if path not in (None, *LATE_MODES):
             check_output(path, [*inputs, args.output or ""], flag)
     if args.runner == "spark":
+        if args.provenance is not None:
+            raise ChronologError("--provenance is recorded by the in-process runner only, for now: "
+                                 "add --runner inprocess")
         from chronolog.spark.command import run_spark_command
 
         with contextlib.ExitStack() as live:
@@ -152,11 +156,19 @@ def _run(args: argparse.Namespace) -> int:
         out = sys.stdout.buffer if args.output in (None, "-") else files.enter_context(atomic_file(args.output))
         writer = files.enter_context(open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
                                                         ms_per_unit=engine.ms_per_unit))
+        why = None
+        if args.provenance is not None:
+            from chronolog.provenance.records import ProvenanceWriter
+
+            why = ProvenanceWriter(files.enter_context(atomic_file(args.provenance)))
+            files.callback(why.close)
         try:
             for output in engine.run_files(sources, late=late, lateness=lateness, on_error=errors, observer=monitor):
                 writer.write(output)
+                if why is not None:
+                    why.write(output.time, explanation(output))
                 if monitor is not None:
-                    monitor.output(output.time, partial(_shown, output, engine.dictionary))
+                    monitor.output(output.time, partial(_shown, output, engine.dictionary), explanation=explanation(output))
                 outputs += 1
                 if outputs & 0xFF == 1:
                     rate = outputs / max(1e-9, time.monotonic() - start)
@@ -218,6 +230,21 @@ def _shown(output, dictionary) -> tuple[str, str]:  # type: ignore[no-untyped-de
 
     name, body = render(output, dictionary)
     return name, body if isinstance(body, str) else "\n".join(body)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from chronolog.provenance.records import explain_text, read_records, selected
+
+    found = 0
+    for record in selected(read_records(args.provenance), args.which):
+        if found and not args.json:
+            print()
+        print(json.dumps(record, ensure_ascii=False) if args.json else explain_text(record))
+        found += 1
+    if not found:
+        what = ", ".join(args.which) if args.which else "any output"
+        raise ChronologError(f"{args.provenance}: no provenance record for {what}")
+    return 0
 
 
 def _linger() -> None:
@@ -373,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "at this address; alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
     run.add_argument("--record", metavar="DIR",
                      help="keep what the live view shows at the end of the run in DIR (for chronolog report)")
+    run.add_argument("--provenance", metavar="FILE",
+                     help="write why each output holds to FILE (JSON Lines, for chronolog explain; the live view "
+                          "shows it too): its events, the facts they matched and where each came from (DOTR)")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "
@@ -394,6 +424,18 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir", metavar="RUN_DIR", help="the folder given to run --record")
     report.add_argument("-o", "--output", metavar="OUT.html", help="where to write it (default RUN_DIR/report.html)")
     report.set_defaults(handler=_report)
+
+    explain = commands.add_parser("explain", help="why outputs of a run with --provenance hold",
+                                  description="Print the derivation of outputs recorded by chronolog run ... "
+                                              "--provenance FILE: the rule, the events it combined, the facts "
+                                              "each matched and where each fact came from (input, background, "
+                                              "or a rule over other facts).")
+    explain.add_argument("provenance", metavar="FILE", help="the file given to run --provenance")
+    explain.add_argument("which", nargs="*", metavar="OUTPUT",
+                         help="an output's element IRI (urn:chronolog:element:TIME:N), its firing (TIME-SEQ-N or "
+                              "the fresh IRI naming it) or a time; default: every output")
+    explain.add_argument("--json", action="store_true", help="print the records themselves (JSON Lines)")
+    explain.set_defaults(handler=_explain)
 
     check = commands.add_parser("check", help="parse and validate a program without running it",
                                 description="Parse and validate a program: errors as FILE:LINE:COL.")

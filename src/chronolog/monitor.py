@@ -85,10 +85,12 @@ class RunMonitor:
             self._latencies.append(seconds * 1000)
             self._last_point = (time_, seconds)
 
-    def output(self, time_: int, render: Callable[[], tuple[str, str]], latency: float | None = None) -> None:
+    def output(self, time_: int, render: Callable[[], tuple[str, str]], latency: float | None = None,
+               explanation: dict | None = None) -> None:
         """An output of stream time ``time_`` was written; ``render`` gives (its rule or
         query, its text), called only when the output is shown. Its processing time is
-        ``latency`` or else that of the time point just processed, when it is the output's."""
+        ``latency`` or else that of the time point just processed, when it is the output's;
+        ``explanation`` is its provenance record (``run --provenance``), shown on demand."""
         with self._lock:
             if latency is None and self._last_point is not None and self._last_point[0] == time_:
                 latency = self._last_point[1]
@@ -100,8 +102,11 @@ class RunMonitor:
             self._rendered_this_second += 1
             self._sequence += 1
             name, text = render()
-            self._recent.append({"seq": self._sequence, "time": time_, "name": name, "text": text,
-                                 "latency_ms": None if latency is None else round(latency * 1000, 3)})
+            shown = {"seq": self._sequence, "time": time_, "name": name, "text": text,
+                     "latency_ms": None if latency is None else round(latency * 1000, 3)}
+            if explanation is not None:
+                shown["why"] = explanation
+            self._recent.append(shown)
 
     def batch(self, report: dict) -> None:
         """A Spark micro-batch's progress report (``StreamingQuery.recentProgress``): its

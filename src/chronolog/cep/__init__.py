@@ -18,7 +18,7 @@ from chronolog.cep.errors import (
     UnknownAttributeError,
     UnknownEventTypeError,
 )
-from chronolog.cep.events import Event, EventType, event
+from chronolog.cep.events import Event, EventType, Explained, event
 from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, attr, param, where
 from chronolog.cep.policies import (
     Consumption,
@@ -38,7 +38,7 @@ from chronolog.plain import SnapshotError
 
 __all__ = [
     "AggValue", "Aggregate", "Attr", "Between", "Compare", "Const", "Consumption",
-    "CyclicRulesError", "End", "Event", "EventError", "EventType", "LatePolicy", 
+    "CyclicRulesError", "End", "Event", "EventError", "EventType", "Explained", "LatePolicy", 
     "MissingScopeError", "Negation", "PolicyError", "Predicate", "Rule", "RuleError",
     "RuleEvaluationError", "RulePlan", "RuleSet", "Selection", "SnapshotError", "Start",
     "TemporalEngine", "TemporalState", "Terminator", "UnknownAliasError",

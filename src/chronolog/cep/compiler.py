@@ -31,7 +31,7 @@ from chronolog.cep.errors import (
     UnknownAttributeError,
     UnknownEventTypeError,
 )
-from chronolog.cep.events import Event, EventType
+from chronolog.cep.events import Event, EventType, Explained
 from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term
 from chronolog.cep.policies import Consumption, Selection
 from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, Scope, Terminator, Within
@@ -87,13 +87,16 @@ class _Scope:
         self.type, self.var, self.depth = type, var, depth
 
 
-def compile_rule(rule: Rule, types: Mapping[str, EventType], decode: Decoder | None) -> RulePlan:
-    """Check ``rule`` against the known ``types`` and compile it."""
-    return _Compiler(rule, types, decode).compile()
+def compile_rule(rule: Rule, types: Mapping[str, EventType], decode: Decoder | None,
+                 explain: bool = False) -> RulePlan:
+    """Check ``rule`` against the known ``types`` and compile it; with ``explain``, its
+    composite events are ``Explained`` (what they were built from)."""
+    return _Compiler(rule, types, decode, explain).compile()
 
 
 class _Compiler:
-    def __init__(self, rule: Rule, types: Mapping[str, EventType], decode: Decoder | None) -> None:
+    def __init__(self, rule: Rule, types: Mapping[str, EventType], decode: Decoder | None,
+                 explain: bool = False) -> None:
         if not isinstance(rule, Rule):
             raise RuleError(f"expected a Rule, got {type(rule).__name__}")
         if not isinstance(rule.name, str) or not rule.name:
@@ -101,10 +104,11 @@ class _Compiler:
         self.rule = rule
         self.types = types
         self.decode = decode
+        self.explain = explain
         self.namespace: dict[str, Any] = {
             "bisect_left": bisect_left,
             "bisect_right": bisect_right,
-            "Event": Event,
+            "Event": Explained if explain else Event,
             "NEW": tuple.__new__,
             "DEC": decode,
             "NSUM": numeric_sum,
@@ -563,6 +567,11 @@ class _Compiler:
         )
         # tuple.__new__ builds the Event without the Python-level NamedTuple constructor
         self.emit(f"out.append(NEW(Event, ({self.const(rule.emits)}, {start}, t0, {{{attrs}}})))")
+        if self.explain:
+            bound = ", ".join(f"({self.const(a)}, e{self.pattern[a].var})" for a in rule.aliases())
+            read = "".join(f"({self.const(agg.name)}, xs{self.aggregate_vars[agg.name][1:]}), " for agg in rule.aggregates)
+            absent = "".join(f"{self.const(neg.alias)}, " for neg in rule.negations)
+            self.emit(f"out[-1].why = (({bound},), ({read}), ({absent}))")
         if self.effective_consumed:
             seqs = ", ".join(f"s{self.pattern[a].var}" for a in self.effective_consumed)
             self.emit(f"marks.extend(({seqs},))")
@@ -597,6 +606,8 @@ class _Compiler:
         scope = own[agg.name]
         var = scope.var
         self.emit(f"vals{var} = []")
+        if self.explain:
+            self.emit(f"xs{var[1:]} = []")
         level = self.indent
         conds = self.open_scope(var, scope.type.name, agg.name, agg.scope, agg.where, scope.depth)
         if agg.attribute is None:
@@ -606,7 +617,7 @@ class _Compiler:
             if self.decode is not None:
                 value = f"DEC({value})"
         itself = self.anchor_itself(agg.scope, scope.type.name)
-        if not conds and itself is None:
+        if not conds and itself is None and not self.explain:
             self.emit(f"vals{var} = [{value} for x in tl{var}.events[lo{var}:hi{var}]]")
         else:
             self.emit(f"for x in tl{var}.events[lo{var}:hi{var}]:")
@@ -619,6 +630,8 @@ class _Compiler:
             self.emit(f"t{var} = x[2]")
             self.emit_test(conds, own, None)
             self.emit(f"vals{var}.append({value})")
+            if self.explain:
+                self.emit(f"xs{var[1:]}.append(x)")
         self.indent = level
         result = self.aggregate_vars[agg.name]
         func = agg.func

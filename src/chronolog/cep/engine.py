@@ -48,10 +48,13 @@ class TemporalEngine:
     [Event(type='Fire', start=10, end=12, attrs={'area': 'A', 'temp': 50})]
     """
 
-    def __init__(self, *, decode: Decoder | None = None, late: LatePolicy | None = None) -> None:
+    def __init__(self, *, decode: Decoder | None = None, late: LatePolicy | None = None,
+                 explain: bool = False) -> None:
         """``decode`` maps attribute values to comparable values (default: identity);
-        ``late`` is the late-event policy (default: ``LatePolicy.reject()``)."""
-        self.rules = RuleSet(decode)
+        ``late`` is the late-event policy (default: ``LatePolicy.reject()``); with
+        ``explain``, composite events are ``Explained``: they carry the events they were
+        built from (rules compiled so, at a cost; without it the rules pay nothing)."""
+        self.rules = RuleSet(decode, explain)
         self.late = late if late is not None else LatePolicy.reject()
         if not isinstance(self.late, LatePolicy):
             raise TypeError(f"late must be a LatePolicy, got {self.late!r}")

@@ -20,8 +20,9 @@ from chronolog.cep.rules import Rule
 class RuleSet:
     """Declared input types, derived types and compiled rule plans, in registration order."""
 
-    def __init__(self, decode: Decoder | None = None) -> None:
+    def __init__(self, decode: Decoder | None = None, explain: bool = False) -> None:
         self.decode = decode
+        self.explain = explain
         self.types: dict[str, EventType] = {}
         self.plans: list[RulePlan] = []
         self.horizons: dict[str, int] = {}
@@ -43,7 +44,7 @@ class RuleSet:
         """Check and compile ``rule``; nothing changes if it is rejected."""
         if any(p.name == getattr(rule, "name", None) for p in self.plans):
             raise RuleError(f"rule {rule.name!r} is already registered")
-        plan = compile_rule(rule, self.types, self.decode)
+        plan = compile_rule(rule, self.types, self.decode, self.explain)
         output = plan.output
         known = self.types.get(output.name)
         if known is not None and not known.derived:

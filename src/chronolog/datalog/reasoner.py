@@ -211,7 +211,7 @@ class Reasoner:
         bound = self._bound.get(key)
         if bound is not None and (self.closed or not self._outgrown(view, rule, first)):
             return bound
-        steps = order(rule.body, lambda p, mask: _estimate(view, p, mask), first=first)
+        steps = order(rule.body, lambda p, mask: estimate(view, p, mask), first=first)
         plan = CompiledJoin(steps, rule.head.args)
         self._planned_sizes[(rule.index, first)] = self._sizes(view, rule)
         bound = self._bound[key] = plan.bind(view)
@@ -359,7 +359,7 @@ class Reasoner:
         return False
 
 
-def _estimate(view: Layers, atom: Pattern, mask: Mask) -> float:
+def estimate(view: Layers, atom: Pattern, mask: Mask) -> float:
     """Expected facts per lookup: the average bucket on ``mask``, but never more than the
     facts that match the atom's constants (an atom on an empty predicate costs nothing)."""
     average = view.fanout(atom.relation, mask)

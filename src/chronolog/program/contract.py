@@ -47,6 +47,7 @@ class Options:
     policy: str | None = None
     maintenance: str | None = None
     max_derived: int = 1_000_000  # facts that rules computing new terms may derive per saturation
+    provenance: bool = False  # outputs say why they hold (chronolog.program.outputs.explanation)
 
 
 @dataclass(frozen=True)

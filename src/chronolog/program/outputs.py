@@ -36,6 +36,16 @@ class GraphOutput(NamedTuple):
     triples: tuple[Triple, ...]
 
 
+class ExplainedGraph(GraphOutput):
+    """A ``GraphOutput`` that says why it holds: ``why``, its provenance record
+    (docs/formats.md), set by a program compiled with ``Options.provenance``."""
+
+
+def explanation(output: Output) -> dict | None:
+    """The provenance record of an output, when its program recorded one."""
+    return getattr(output, "why", None)
+
+
 class Solution(NamedTuple):
     """One solution: variable -> term id (unbound variables absent), and the interval of an
     event solution (both None for a plain one)."""

@@ -110,13 +110,14 @@ class Evaluator:
         return hit
 
     # ---- evaluation ------------------------------------------------------------------
-    def run(self, pattern: A.Pattern, view: Layers, time: int) -> Iterator[Solution]:
-        """Solutions of ``pattern`` over ``view``; NOW() is ``time`` (ms since the epoch)."""
+    def run(self, pattern: A.Pattern, view: Layers, time: int, start: Solution | None = None) -> Iterator[Solution]:
+        """Solutions of ``pattern`` over ``view``; NOW() is ``time`` (ms since the epoch);
+        ``start``: variables bound before (the solutions that agree with them)."""
         self.view = view
         self.time = time
         for ctx in self._contexts.values():
             ctx.reset(time)
-        return self.eval(pattern, DEFAULT, {})
+        return self.eval(pattern, DEFAULT, dict(start or {}))
 
     def eval(self, node: A.Pattern, graph: Any, sub: Solution) -> Iterator[Solution]:
         method = getattr(self, "_" + type(node).__name__)

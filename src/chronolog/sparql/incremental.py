@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from chronolog.joins import CompiledJoin, Filter as JFilter, Pattern, PlanError, order
 from chronolog.sparql import algebra as A
-from chronolog.sparql import prepare
+from chronolog.sparql import PreparedQuery, prepare
 from chronolog.sparql.evaluate import DEFAULT, Evaluator, comparison, id_test
 from chronolog.sparql.expressions import Context, compile_expr, ebv
 from chronolog.store import TRIPLE, Database, Layers
@@ -411,6 +411,10 @@ class StandingQueries:
                           BackgroundOnlyWarning, stacklevel=2)
         self.registrations[name] = reg
         return reg
+
+    def prepared(self, name: str) -> PreparedQuery:
+        """The compiled query registered as ``name``."""
+        return self._prepared[name]
 
     def _route(self) -> None:
         """Index the bodies by the predicates that start their plans (dispatch per fact)."""

@@ -20,4 +20,4 @@ def _compile(spec: ProgramSpec, dictionary: TermDictionary | None) -> Program:
     return DotrProgram(spec, dictionary)
 
 
-LANGUAGE = Language("dotr", "DOTR", (".dotr",), _parse, _compile, frozenset({"background", "rules", "max_derived"}))
+LANGUAGE = Language("dotr", "DOTR", (".dotr",), _parse, _compile, frozenset({"background", "rules", "max_derived", "provenance"}))

@@ -49,12 +49,13 @@ from chronolog.datalog import reasoner_for
 from chronolog.errors import ChronologError, ChronologSyntaxError, SourceMap
 from chronolog.cep.partition import partition_rules
 from chronolog.formats import encode_text, parse_terms
+from chronolog.lang.dotr.explain import DotrExplainer
 from chronolog.lang.dotr.lowering import LoweredRule, Lowering, firing_names, value_decoder
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
 from chronolog.program import (
-    GRAPHS, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
+    GRAPHS, ExplainedGraph, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
 )
 from chronolog.program.outputs import graph_text
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
@@ -145,6 +146,7 @@ class DotrProgram(Program):
         # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
         self.term_text = functools.lru_cache(maxsize=1 << 16)(
             lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
+        self.explainer = DotrExplainer(self) if options.provenance else None
         self.dictionary.pin()  # the program's constants and the background closure stay; the stream's terms go
 
     def _compile(self, program: DotrTree) -> _Compiled:
@@ -166,7 +168,7 @@ class DotrProgram(Program):
             found.extend(ProgramWarning(program.filename, line, column, f"event {ev.name}: {w.message}") for w in caught
                          if issubclass(w.category, BackgroundOnlyWarning))
             attributes[ev.name] = list(reg.variables)
-        self.temporal = cep.TemporalEngine(decode=value_decoder(self.dictionary))
+        self.temporal = cep.TemporalEngine(decode=value_decoder(self.dictionary), explain=self.spec.options.provenance)
         for name, attrs in attributes.items():
             self.temporal.declare(name, attrs)
         lowering = Lowering(program, self.dictionary, attributes, unit_ms(self.spec.options.time_unit))
@@ -200,6 +202,8 @@ class DotrProgram(Program):
         """Process one time point: the triples of all of its elements, of every stream, at
         once (with the graphs fed back to it), after the feedback time points before it.
         Outputs come in time order."""
+        if self.explainer is not None:
+            self.explainer.inputs(time, inputs)
         if len(inputs) == 1:
             (elements,) = inputs.values()
             if len(elements) == 1:  # the common case: one element, its triples already distinct
@@ -302,6 +306,8 @@ class DotrProgram(Program):
             if len(rows) > 1:
                 rows = sorted(rows, key=self._row_key)
             events.extend(cep.Event(name, time, time, dict(zip(attrs, row))) for row in rows)
+        if self.explainer is not None:
+            events = self.explainer.events(events, view, time, triples, self._ms(time))
         stats.reasoning += t1 - t0
         stats.querying += clock() - t1
         stats.time_points += 1
@@ -349,7 +355,11 @@ class DotrProgram(Program):
             if (slots[0][0] == "var" and d.is_literal(s)) or (slots[1][0] == "var" and not d.is_iri(p)):
                 continue  # nor one that would not be RDF (a literal subject, a non-IRI predicate)
             triples[(s, p, o)] = None
-        return OutputGraph(composite.end, lowered.iri, tuple(triples))
+        if self.explainer is None:
+            return OutputGraph(composite.end, lowered.iri, tuple(triples))
+        graph = ExplainedGraph(composite.end, lowered.iri, tuple(triples))
+        graph.why = self.explainer.record(composite, firing, graph_text(graph.triples, d))
+        return graph
 
     # -- the contract's state, description and split ------------------------------------
 

@@ -1,9 +1,11 @@
 // The page of a run, live or in a report: show(state) draws a snapshot of the run (its
 // counters, series, micro-batches, skipped elements) and adds its outputs to the table.
-// Rows are kept (at most KEEP) and filtered in the page.
+// Rows are kept (at most KEEP) and filtered in the page; a row whose output has a
+// provenance record (run --provenance) opens, on a click, its derivation tree.
 "use strict";
 const KEEP = 2000;
 const rows = [];
+const opened = new Set();
 const names = new Set();
 const $ = (id) => document.getElementById(id);
 
@@ -60,7 +62,7 @@ function render() {
   const name = $("name").value, from = $("from").value, to = $("to").value;
   const shown = rows.filter((o) => (!name || o.name === name) && (from === "" || o.time >= +from) && (to === "" || o.time <= +to));
   $("shown").textContent = `(${shown.length} shown of the last ${rows.length})`;
-  $("outputs").tBodies[0].replaceChildren(...shown.slice(-200).reverse().map((o) => {
+  $("outputs").tBodies[0].replaceChildren(...shown.slice(-200).reverse().flatMap((o) => {
     const tr = document.createElement("tr");
     tr.className = "output";
     for (const [value, cls] of [[o.time, ""], [o.name, ""], [o.latency_ms ?? "", ""], [o.text, "text"]]) {
@@ -69,7 +71,59 @@ function render() {
       td.className = cls;
       tr.append(td);
     }
-    return tr;
+    if (!o.why) return [tr];
+    tr.classList.add("explained");
+    tr.title = "why: click to open its derivation";
+    tr.onclick = () => { opened.has(o.seq) ? opened.delete(o.seq) : opened.add(o.seq); render(); };
+    if (!opened.has(o.seq)) return [tr];
+    tr.classList.add("open");
+    const detail = document.createElement("tr");
+    detail.className = "why";
+    const td = document.createElement("td");
+    td.colSpan = 4;
+    td.append(why(o.why));
+    detail.append(td);
+    return [tr, detail];
   }));
 }
 
+// A provenance record (docs/formats.md) as nested lists: the events the rule combined,
+// the facts each matched, and where each fact came from, down to input and background.
+function item(...parts) {
+  const li = document.createElement("li");
+  li.append(...parts);
+  return li;
+}
+function text(content, cls) { return Object.assign(document.createElement("span"), { textContent: content, className: cls }); }
+function ul(items) {
+  const u = document.createElement("ul");
+  u.className = "why";
+  u.append(...items);
+  return u;
+}
+function fact(f) {
+  const origin = f.from === "input" ? `input at ${f.time}: ${f.streams.map((s) => s ? `<${s}>` : "the stream").join(", ")}`
+    : f.from === "rule" ? `rule ${f.rule}` : f.from === "background" ? "background" : (f.note || f.from);
+  const li = item(text(f.fact, "fact"), text(`  [${origin}]`, `origin ${f.from}`));
+  if (f.premises) li.append(ul([...f.premises.map(fact), ...(f.absent || []).map((a) => item(text(`not ${a}`, "fact")))]));
+  return li;
+}
+function event(e) {
+  const alias = e.alias && e.alias !== e.type ? `${e.alias}: ` : "";
+  if (e.same_as) return item(text(`${e.type} at ${e.time}`, "event"), ` (the ${e.same_as} above)`);
+  if (e.rule) return item(text(`${alias}${e.type} at ${e.time}`, "event"), ` detected by <${e.rule}> (${e.at})`, composite(e));
+  if (!e.query) return item(text(`${alias}${e.type} at ${e.time}`, "event"), ` ${e.note || ""}`);
+  const bindings = Object.entries(e.bindings).map(([k, v]) => `?${k}=${v}`).join(" ");
+  return item(text(`${alias}${e.type} at ${e.time}`, "event"), ` EVENT ${e.query} (${e.at}): ${bindings}`, ul(e.facts.map(fact)));
+}
+function composite(r) {
+  return ul([...r.events.map(event),
+    ...(r.aggregates || []).map((a) => item(text(`${a.name} over ${a.events.length} event(s)`, "event"), ul(a.events.map(event)))),
+    ...(r.absent || []).map((alias) => item(text(`no ${alias} event in its scope`, "event")))]);
+}
+function why(record) {
+  const box = document.createElement("div");
+  box.className = "why";
+  box.append(text(`rule <${record.rule}> (${record.at}), firing ${record.firing}, because:`, "event"), composite(record));
+  return box;
+}

@@ -1,0 +1,134 @@
+"""Why a DOTR detection happened (``chronolog run --provenance``): the provenance record
+of each output graph (docs/formats.md, "Provenance").
+
+A detection is its rule's firing on a combination of events (the terminator, the events
+each predicate selected, those each aggregate read); each event is one solution of an
+EVENT query at a time point, and that solution matched triples, each an input element's,
+the background's, or derived by the rules (a derivation tree down to the first two).
+Everything is recorded as text when it happens: the time point's view and the terms'
+ids are gone by the time a detection fires.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from chronolog import cep
+from chronolog.cep.expressions import AggValue
+from chronolog.errors import SourceMap
+from chronolog.formats import iter_encoded_triples
+from chronolog.provenance.facts import FactOrigins
+from chronolog.provenance.solutions import SolutionSupport
+from chronolog.store import TRIPLE, Fact, Layers
+
+if TYPE_CHECKING:
+    from chronolog.lang.dotr.program import DotrProgram
+
+FEEDBACK = "(feedback)"  # the stream name of a triple fed back by a FEEDBACK rule
+
+
+class DotrExplainer:
+    """Builds the provenance of one DOTR program's events and detections."""
+
+    def __init__(self, program: "DotrProgram") -> None:
+        self.program = program
+        smap = SourceMap(program.tree.source, program.tree.filename)
+        name = program.tree.filename or "<program>"
+
+        def at(pos: int) -> str:
+            line, column, _ = smap.position(pos)
+            return f"{name}:{line}:{column}"
+
+        self.event_at = {ev.name: at(ev.pos) for ev in program.tree.events}
+        self.rule_at = {lowered.rule.emits: at(decl.pos) for decl, lowered in zip(program.tree.rules, program.rules.values())}
+        self.aggregates = {emits: _aggregate_labels(lowered.rule) for emits, lowered in program.rules.items()}
+        self._support = {name: SolutionSupport(program.queries.prepared(name)) for name in program.attributes
+                         if name not in program.rules}
+        self._background: Callable[[Fact], bool] | None = None
+        self._sources: tuple[int | None, dict[Fact, tuple[str, ...]]] = (None, {})
+
+    def inputs(self, time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]]) -> None:
+        """The streams each triple of time point ``time`` came from."""
+        sources: dict[Fact, tuple[str, ...]] = {}
+        for stream, elements in inputs.items():
+            for element in elements:
+                for triple in element:
+                    known = sources.get(triple, ())
+                    if stream not in known:
+                        sources[triple] = (*known, stream)
+        self._sources = (time, sources)
+
+    def background(self) -> Callable[[Fact], bool]:
+        """Whether a triple was asserted by a background file (read once, when first asked)."""
+        if self._background is None:
+            program = self.program
+            paths = program.spec.options.background
+            if any(Path(path, "manifest.json").is_file() for path in paths):  # a closure: asserted and derived alike
+                self._background = program.reasoner.background_view.contains(TRIPLE)
+            else:
+                asserted = {t for path in paths for t in iter_encoded_triples(path, program.dictionary)}
+                self._background = asserted.__contains__
+        return self._background
+
+    def events(self, events: list[cep.Event], view: Layers, time: int, triples: Sequence[Fact],
+               now_ms: int) -> list[cep.Event]:
+        """The events of time point ``time`` (whose input is ``triples``), each an
+        ``Explained`` one: its query, bindings and facts. A triple no element of the time
+        point brought was fed back by a FEEDBACK rule."""
+        program = self.program
+        given = self._sources[1] if self._sources[0] == time else {}
+        sources = {t: given.get(t, (FEEDBACK,)) for t in triples}
+        origins = FactOrigins(program.reasoner.program, program.dictionary, view, time, sources, self.background())
+        text = program.term_text
+        out = []
+        for event in events:
+            explained = cep.Explained(*event)
+            facts = self._support[event.type].triples(view, now_ms, event.attrs)
+            explained.why = {"query": event.type, "at": self.event_at[event.type],
+                             "bindings": {k: text(v) for k, v in event.attrs.items() if v is not None},
+                             "facts": [origins.explain(TRIPLE, t) for t in facts]}
+            out.append(explained)
+        return out
+
+    def record(self, composite: cep.Event, firing: str, graph_text: str) -> dict:
+        """The provenance record of a detection (its ``element`` is set by the writer)."""
+        return {"time": composite.end, "rule": self.program.rules[composite.type].iri, "firing": firing,
+                **self._composite(composite), "graph": graph_text}
+
+    def _composite(self, composite: cep.Event) -> dict:
+        lowered = self.program.rules[composite.type]
+        bound, read, absent = composite.why  # type: ignore[attr-defined]
+        record: dict = {"at": self.rule_at[composite.type],
+                        "events": [self._event(alias, event) for alias, event in bound]}
+        if read:
+            labels = self.aggregates[composite.type]
+            seen = {id(event): alias for alias, event in bound}
+            record["aggregates"] = [
+                {"name": labels.get(name, name),
+                 "events": [{"type": e.type, "time": e.end, "same_as": seen[id(e)]} if id(e) in seen
+                            else self._event(None, e) for e in events]}
+                for name, events in read]
+        if absent:
+            record["absent"] = list(absent)
+        return record
+
+    def _event(self, alias: str | None, event: cep.Event) -> dict:
+        head = {"alias": alias, "type": event.type, "time": event.end} if alias else {"type": event.type,
+                                                                                      "time": event.end}
+        why = getattr(event, "why", None)
+        if isinstance(why, dict):
+            return {**head, **why}
+        if why is not None:  # a composite event another rule read
+            return {**head, "rule": self.program.rules[event.type].iri, **self._composite(event)}
+        return {**head, "note": "restored from a snapshot: its origin was not recorded"}
+
+
+def _aggregate_labels(rule: cep.Rule) -> dict[str, str]:
+    """How a rule's aggregates are shown: ``?max = max(HighTemp.val)`` (the output
+    variable they bind, when one does), by their internal names."""
+    bound = {value.name: name for name, value in rule.outputs if isinstance(value, AggValue)}
+    labels = {}
+    for agg in rule.aggregates:
+        call = f"{agg.func}({agg.type}.{agg.attribute})" if agg.attribute else f"{agg.func}({agg.type})"
+        labels[agg.name] = f"?{bound[agg.name]} = {call}" if agg.name in bound else call
+    return labels

@@ -1,0 +1,143 @@
+"""Why a fact holds at a time point: an input element's, the background's, or a rule's
+(with the facts the rule combined, each explained the same way).
+
+A derivation is searched after the fact, in the view that held at the time point (the
+reasoner records nothing while it runs, so reasoning without provenance pays nothing):
+a rule whose head matches the fact and whose body holds in the view, each premise proved
+in turn, never through a fact already on the path being proved, so every tree found is
+a finite, well-founded derivation. A fact that holds is derivable, so the search finds
+a tree unless it runs out of its budget (a proof that would read more than
+``budget`` rule bodies), when the fact is reported as holding, its derivation unsearched.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from chronolog.datalog.program import Program, Rule
+from chronolog.datalog.reasoner import estimate
+from chronolog.joins import Assign, CompiledJoin, Pattern, order
+from chronolog.store import TRIPLE, Fact, Layers
+from chronolog.terms import TermDictionary, Var
+
+Origin = dict  # the JSON form of a fact's explanation (docs/formats.md, provenance)
+
+
+def fact_text(relation: str, fact: Fact, dictionary: TermDictionary) -> str:
+    """A triple as N-Triples (``<s> <p> <o> .``), another relation's fact as ``rel(a, b)``."""
+    terms = [str(dictionary.decode(t)) for t in fact]
+    if relation == TRIPLE:
+        return " ".join(terms) + " ."
+    return f"{relation}({', '.join(terms)})"
+
+
+def rule_text(rule: Rule) -> str:
+    """Where a rule was written and its text: ``rooms.dl:3:1: :a(?x) :- :b(?x).``"""
+    return f"{rule.place}: {rule.place.text.strip()}"
+
+
+class FactOrigins:
+    """Explains the facts of one time point's view.
+
+    ``inputs`` maps each input triple of the time point ``time`` to the streams that
+    brought it; ``background`` tells whether a triple was asserted by a background file
+    (not derived).
+    """
+
+    def __init__(self, program: Program, dictionary: TermDictionary, view: Layers, time: int,
+                 inputs: Mapping[Fact, tuple[str, ...]], background: Callable[[Fact], bool],
+                 budget: int = 10_000) -> None:
+        self.time = time
+        self.dictionary = dictionary
+        self.view = view
+        self.inputs = inputs
+        self.background = background
+        self.budget = budget
+        self._spent = 0  # rule bodies read by the current explanation
+        self._rules: dict[str, list[Rule]] = {}
+        for rule in program.rules:
+            if not rule.is_constraint:
+                self._rules.setdefault(rule.head.relation, []).append(rule)
+        self._joins: dict[tuple[int, tuple[Var, ...]], Callable[..., list[tuple]]] = {}
+        self._proved: dict[tuple[str, Fact], Origin] = {}
+
+    def explain(self, relation: str, fact: Fact) -> Origin:
+        """The explanation of a fact that holds in the view."""
+        self._spent = 0
+        found = self._prove(relation, fact, frozenset())
+        if found is None:
+            return {"fact": fact_text(relation, fact, self.dictionary), "from": "unexplained",
+                    "note": f"holds at this time point; no derivation found within {self.budget:,} rule evaluations"}
+        return found
+
+    def _prove(self, relation: str, fact: Fact, path: frozenset) -> Origin | None:
+        key = (relation, fact)
+        done = self._proved.get(key)
+        if done is not None:
+            return done
+        text = fact_text(relation, fact, self.dictionary)
+        if relation == TRIPLE:
+            streams = self.inputs.get(fact)
+            if streams is not None:
+                return self._keep(key, {"fact": text, "from": "input", "streams": list(streams), "time": self.time})
+            if self.background(fact):
+                return self._keep(key, {"fact": text, "from": "background"})
+        if key in path:
+            return None
+        path = path | {key}
+        for rule in self._rules.get(relation, ()):
+            for premises, absent in self._instances(rule, fact):
+                proofs = []
+                for premise in premises:
+                    proof = self._prove(*premise, path)
+                    if proof is None:
+                        break
+                    proofs.append(proof)
+                else:
+                    origin = {"fact": text, "from": "rule", "rule": rule_text(rule), "premises": proofs}
+                    if absent:
+                        origin["absent"] = [fact_text(r, f, self.dictionary) for r, f in absent]
+                    return self._keep(key, origin)
+                if self._spent > self.budget:
+                    return None
+        return None
+
+    def _keep(self, key: tuple[str, Fact], origin: Origin) -> Origin:
+        self._proved[key] = origin
+        return origin
+
+    def _instances(self, rule: Rule, fact: Fact):
+        """The instances of ``rule`` whose head is ``fact`` and whose body holds: for each,
+        its positive premises and its negated atoms (facts that do not hold)."""
+        binding: dict[Var, int] = {}
+        for arg, value in zip(rule.head.args, fact):
+            if isinstance(arg, Var):
+                if binding.setdefault(arg, value) != value:
+                    return
+            elif arg != value:
+                return
+        assigned = {step.var for step in rule.body if isinstance(step, Assign)}
+        inputs = tuple(sorted(v for v in binding if v not in assigned))
+        variables = tuple(sorted({a for step in rule.body if isinstance(step, Pattern) for a in step.args
+                                  if isinstance(a, Var)} | assigned))
+        run = self._join(rule, inputs, variables)
+        self._spent += 1
+        for row in run(None, *(binding[v] for v in inputs)):
+            values = dict(zip(variables, row))
+            if any(values.get(v, value) != value for v, value in binding.items()):
+                continue  # a head term computed by the body, to another value
+            values.update(binding)
+            premises, absent = [], []
+            for step in rule.body:
+                if isinstance(step, Pattern):
+                    instance = (step.relation, tuple(values[a] if isinstance(a, Var) else a for a in step.args))
+                    (absent if step.negated else premises).append(instance)
+            yield premises, absent
+
+    def _join(self, rule: Rule, inputs: tuple[Var, ...], variables: tuple[Var, ...]) -> Callable[..., list[tuple]]:
+        key = (rule.index, inputs)
+        run = self._joins.get(key)
+        if run is None:
+            view = self.view
+            steps = order(rule.body, lambda p, mask: estimate(view, p, mask), bound=inputs)
+            run = self._joins[key] = CompiledJoin(steps, variables, inputs).bind(view)
+        return run
