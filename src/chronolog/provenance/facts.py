@@ -40,12 +40,13 @@ class FactOrigins:
 
     ``inputs`` maps each input triple of the time point ``time`` to the streams that
     brought it; ``background`` tells whether a triple was asserted by a background file
-    (not derived).
+    (not derived). ``joins`` keeps the rules' compiled bodies from one time point to the
+    next (give the same dict to each time point's ``FactOrigins``).
     """
 
     def __init__(self, program: Program, dictionary: TermDictionary, view: Layers, time: int,
                  inputs: Mapping[Fact, tuple[str, ...]], background: Callable[[Fact], bool],
-                 budget: int = 10_000) -> None:
+                 budget: int = 10_000, joins: dict | None = None) -> None:
         self.time = time
         self.dictionary = dictionary
         self.view = view
@@ -57,6 +58,7 @@ class FactOrigins:
         for rule in program.rules:
             if not rule.is_constraint:
                 self._rules.setdefault(rule.head.relation, []).append(rule)
+        self._compiled: dict[tuple[int, tuple[Var, ...]], CompiledJoin] = {} if joins is None else joins
         self._joins: dict[tuple[int, tuple[Var, ...]], Callable[..., list[tuple]]] = {}
         self._proved: dict[tuple[str, Fact], Origin] = {}
 
@@ -137,7 +139,10 @@ class FactOrigins:
         key = (rule.index, inputs)
         run = self._joins.get(key)
         if run is None:
-            view = self.view
-            steps = order(rule.body, lambda p, mask: estimate(view, p, mask), bound=inputs)
-            run = self._joins[key] = CompiledJoin(steps, variables, inputs).bind(view)
+            join = self._compiled.get(key)
+            if join is None:
+                view = self.view
+                steps = order(rule.body, lambda p, mask: estimate(view, p, mask), bound=inputs)
+                join = self._compiled[key] = CompiledJoin(steps, variables, inputs)
+            run = self._joins[key] = join.bind(self.view)
         return run

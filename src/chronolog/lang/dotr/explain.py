@@ -45,6 +45,7 @@ class DotrExplainer:
         self._support = {name: SolutionSupport(program.queries.prepared(name)) for name in program.attributes
                          if name not in program.rules}
         self._background: Callable[[Fact], bool] | None = None
+        self._joins: dict = {}  # the rules' compiled bodies, for every time point's FactOrigins
         self._sources: tuple[int | None, dict[Fact, tuple[str, ...]]] = (None, {})
 
     def inputs(self, time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]]) -> None:
@@ -78,7 +79,8 @@ class DotrExplainer:
         program = self.program
         given = self._sources[1] if self._sources[0] == time else {}
         sources = {t: given.get(t, (FEEDBACK,)) for t in triples}
-        origins = FactOrigins(program.reasoner.program, program.dictionary, view, time, sources, self.background())
+        origins = FactOrigins(program.reasoner.program, program.dictionary, view, time, sources, self.background(),
+                              joins=self._joins)
         text = program.term_text
         out = []
         for event in events:
