@@ -12,7 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from golden import cases
 
+from chronolog.engine import Engine
 from chronolog.errors import ChronologError
 from chronolog.monitor import RunMonitor
 from chronolog.ui.server import LiveView, parse_address
@@ -81,6 +83,63 @@ def test_monitor_counts_per_second_and_renders_only_what_it_shows() -> None:
     state = monitor.snapshot()
     assert state["counters"]["skipped"] == 4 and state["problems"] == ["s.jsonl:3:1: invalid JSON"]
     assert state["finished"] == "3 time points in 1.5 s"
+
+
+def test_monitor_keeps_phases_state_and_late_elements_per_second() -> None:
+    clock = Clock()
+    monitor = RunMonitor("p.dotr", "inprocess", clock=clock)
+    asked = []
+
+    def held() -> dict[str, int]:
+        asked.append(clock.now)
+        return {"events stored": len(asked)}
+
+    monitor.time_point(1, 1, 0.004, {"ingest": 0.001, "reasoning": 0.003}, held)
+    monitor.time_point(2, 1, 0.002, {"ingest": 0.002, "reasoning": 0.001}, held)
+    monitor.phase("write", 0.0005)
+    clock.now = 1.2
+    monitor.time_point(3, 1, 0.002, {"ingest": 0.0, "reasoning": 0.002}, held)
+    monitor.late_element("s.jsonl:4: time 2, after time 3 was read")
+    state = monitor.snapshot()
+    assert asked == [0.0, 1.2]  # once a second
+    first, second = state["seconds"]
+    assert first["phases"] == {"ingest": {"p50_ms": 2.0, "p99_ms": 2.0}, "reasoning": {"p50_ms": 3.0, "p99_ms": 3.0},
+                               "write": {"p50_ms": 0.5, "p99_ms": 0.5}}
+    assert second["phases"]["reasoning"] == {"p50_ms": 2.0, "p99_ms": 2.0}  # the second under way, so far
+    assert (first["held"], second["held"], state["held"]) == ({"events stored": 1}, {"events stored": 2},
+                                                               {"events stored": 2})
+    assert state["late"] == ["s.jsonl:4: time 2, after time 3 was read"]
+
+
+def test_on_spark_a_batch_gives_its_phases_and_state() -> None:
+    monitor = RunMonitor("p.dotr", "spark")
+    monitor.batch({"batchId": 3, "numInputRows": 10, "durationMs": {"triggerExecution": 900, "addBatch": 700,
+                                                                     "queryPlanning": 50},
+                   "stateOperators": [{"numRowsTotal": 4, "memoryUsedBytes": 1000}, {"numRowsTotal": 1}]})
+    state = monitor.snapshot()
+    assert state["seconds"][0]["phases"] == {"addBatch": {"p50_ms": 700.0, "p99_ms": 700.0},
+                                             "queryPlanning": {"p50_ms": 50.0, "p99_ms": 50.0}}
+    assert state["held"] == {"state rows": 5, "state memory (bytes)": 1000}
+
+
+@pytest.mark.parametrize("case", [c for c in cases() if c.id in (
+    "dotr/fire", "lars/cooling", "epsparql/stock_drop", "csparql/select_window", "rspql/paper_ex7_q_matches_at_8")],
+    ids=lambda c: c.id)
+def test_every_language_says_what_state_it_holds_and_an_observed_run_its_phases(case) -> None:  # type: ignore[no-untyped-def]
+    engine = Engine(case.spec())
+    monitor = RunMonitor(str(case.program), "inprocess")
+    seen: list[dict] = []
+    monitor.time_point = lambda *args: seen.append({"phases": args[3], "held": args[4]()})  # type: ignore[method-assign]
+    list(engine.run_files({name: str(path) for name, path in case.streams.items()}, observer=monitor))
+    assert seen
+    phases = set(seen[0]["phases"])
+    assert "ingest" in phases
+    assert phases == ({"ingest", "reasoning", "queries", "patterns", "output"} if case.lang == "dotr"
+                      else {"ingest", "processing"})
+    held = [h["held"] for h in seen]
+    assert all(h["dictionary terms"] > 0 for h in held) if case.lang != "lars" else "dictionary terms" not in held[0]
+    kinds = set(held[0]) - {"dictionary terms"}
+    assert kinds and any(h[k] > 0 for h in held for k in kinds), held  # the state is really read
 
 
 @pytest.mark.parametrize("module", ["uvicorn", "starlette.applications"])
@@ -167,15 +226,16 @@ def wait_for(base: str, done) -> dict:  # type: ignore[no-untyped-def]
 
 @pytest.mark.spark
 def test_on_spark_the_monitor_hears_of_batches_outputs_and_skipped_elements(spark, tmp_path: Path) -> None:
-    """The Spark runner reports every micro-batch's progress (Spark's own report), every
-    output its sink receives, and a skipped element's positioned error."""
+    """The Spark runner reports every micro-batch's progress (Spark's own report: its
+    phases and state too), every output its sink receives with its explanation, and a
+    skipped element's positioned error."""
     from chronolog.program import Options, ProgramSpec
     from chronolog.spark.runner import run_spark
     from chronolog.spark.sinks import CallbackSink, QuarantineFileSink
 
     fire = ROOT / "examples" / "fire"
     spec = ProgramSpec("dotr", (fire / "fire.dotr").read_text(), str(fire / "fire.dotr"),
-                       Options((str(fire / "background.ttl"),), (str(fire / "rooms.dl"),)))
+                       Options((str(fire / "background.ttl"),), (str(fire / "rooms.dl"),), provenance=True))
     ex = "http://example.org/"
     stream = tmp_path / "stream.jsonl"
     stream.write_text("\n".join([
@@ -195,6 +255,8 @@ def test_on_spark_the_monitor_hears_of_batches_outputs_and_skipped_elements(spar
     assert state["counters"]["outputs"] == len(delivered) == 1
     (shown,) = state["outputs"]
     assert shown["time"] == 12 and shown["name"] == f"{ex}fire" and f"<{ex}roomA>" in shown["text"]
+    assert [(e["alias"], e["time"]) for e in shown["why"]["events"]] == [("Smoke", 12), ("HighTemp", 10)]
+    assert "addBatch" in state["seconds"][-1]["phases"] and "state rows" in state["held"]
     assert state["counters"]["skipped"] == 1 and state["problems"][0].startswith(f"{stream}:2:1:")
 
 
@@ -251,7 +313,7 @@ def _browser():  # type: ignore[no-untyped-def]
         pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)")
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1000"):
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,1300"):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(driver), options=options)
 
@@ -262,6 +324,12 @@ def _rows(browser) -> list[list[str]]:  # type: ignore[no-untyped-def]
     return browser.execute_script(
         "return [...document.querySelectorAll('#outputs tbody tr.output')]"
         ".map(r => [...r.cells].map(c => c.textContent))")
+
+
+def _legend(browser, chart: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The series names of a chart's legend."""
+    return browser.execute_script(f"return [...document.querySelectorAll('#{chart} .u-legend .u-label')]"
+                                  ".map(e => e.textContent)")
 
 
 def _open_first(browser) -> None:  # type: ignore[no-untyped-def]
@@ -297,7 +365,7 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
         [sys.executable, "-m", "chronolog", "run", str(fire / "fire.dotr"), "--background", str(fire / "background.ttl"),
          "--rules", str(fire / "rooms.dl"), "--stream", str(pipe), "--runner", "inprocess",
          "-o", str(tmp_path / "out.trig"), "--ui", "127.0.0.1:0", "--record", str(tmp_path / "run"),
-         "--provenance", str(tmp_path / "why.jsonl")],
+         "--provenance", str(tmp_path / "why.jsonl"), "--late", "drop"],
         cwd=ROOT, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     ex = "http://example.org/"
     try:
@@ -309,7 +377,8 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
                                   f"<{ex}s1> <{ex}is_at_location> <{ex}locA> ."),
                              (12, f"<{ex}r2> a <{ex}SmokeReading> ; <{ex}sensor> <{ex}s2> . "
                                   f"<{ex}s2> <{ex}is_at_location> <{ex}locB> ."),
-                             (20, f"<{ex}s3> <{ex}is_at_location> <{ex}locC> .")):
+                             (20, f"<{ex}s3> <{ex}is_at_location> <{ex}locC> ."),
+                             (15, f"<{ex}s4> <{ex}is_at_location> <{ex}locC> .")):  # late
                 writer.write(json.dumps({"time": t, "graph": graph}) + "\n")
                 writer.flush()
             wait.until(lambda b: _rows(b))
@@ -318,13 +387,19 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
             assert "running for" in browser.find_element(By.ID, "status").text
             counters = browser.find_element(By.ID, "counters").text
             assert "outputs" in counters and "time points" in counters
-            assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 2
+            assert "events stored" in counters and "dictionary terms" in counters
+            wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 4)
+            assert {"ingest", "reasoning", "queries", "patterns", "output", "write"} <= set(_legend(browser, "phases"))
+            assert {"events stored", "feedback time points", "dictionary terms"} <= set(_legend(browser, "held"))
+            late = wait.until(lambda b: b.execute_script("return [...document.querySelectorAll('#late li')].map(li => li.textContent)"))
+            assert len(late) == 1 and "time 15, after time 20 was read" in late[0]
             Select(browser.find_element(By.ID, "name")).select_by_value(f"{ex}fire")
             assert len(_rows(browser)) == 1
             browser.find_element(By.ID, "from").send_keys("13")
             assert not _rows(browser)
             browser.find_element(By.ID, "from").clear()
             wait.until(lambda b: _rows(b))
+            browser.execute_script("window.scrollTo(0, 0)")
             _artefact(browser, "ui-live.png", tmp_path)
             _open_first(browser)
             why = wait.until(_why)
@@ -332,7 +407,7 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
             assert "Smoke at 12" in why and "HighTemp at 10" in why and "?max = max(HighTemp.val)" in why
             assert f"<{ex}s1> <{ex}is_in_room> <{ex}roomA> .  [rule " in why and "rooms.dl:3:1" in why
             assert f"<{ex}locA> <{ex}is_in_room> <{ex}roomA> .  [background]" in why
-            assert f"<{ex}s1> <{ex}is_at_location> <{ex}locA> .  [input at 10: the stream]" in why
+            assert f"<{ex}s1> <{ex}is_at_location> <{ex}locA> .  [input: the stream at 10]" in why
             browser.execute_script("document.querySelector('#outputs tr.output.explained').scrollIntoView()")
             _artefact(browser, "ui-why.png", tmp_path)
             _open_first(browser)
@@ -346,7 +421,7 @@ def test_the_live_page_in_a_real_browser(tmp_path: Path) -> None:
         assert [row[0] for row in _rows(browser)] == ["12"] and "roomA" in _rows(browser)[0][3]
         _open_first(browser)
         assert "[background]" in _why(browser)
-        assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 2
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".uplot canvas")) == 4
         _artefact(browser, "ui-report.png", tmp_path)
     finally:
         browser.quit()

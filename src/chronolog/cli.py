@@ -117,12 +117,9 @@ def _run(args: argparse.Namespace) -> int:
     check_inputs(args.background, "--background")
     check_output(args.output, inputs)
     for flag, path in (("--late", args.late), ("--quarantine", args.quarantine), ("--provenance", args.provenance)):
-        if path not in (None, *LATE_MODES):
+        if path not in (None, "", *LATE_MODES):
             check_output(path, [*inputs, args.output or ""], flag)
     if args.runner == "spark":
-        if args.provenance is not None:
-            raise ChronologError("--provenance is recorded by the in-process runner only, for now: "
-                                 "add --runner inprocess")
         from chronolog.spark.command import run_spark_command
 
         with contextlib.ExitStack() as live:
@@ -157,17 +154,19 @@ def _run(args: argparse.Namespace) -> int:
         writer = files.enter_context(open_output_writer(out, program.output_kind, engine.dictionary, format=fmt,
                                                         ms_per_unit=engine.ms_per_unit))
         why = None
-        if args.provenance is not None:
+        if args.provenance:
             from chronolog.provenance.records import ProvenanceWriter
 
             why = ProvenanceWriter(files.enter_context(atomic_file(args.provenance)))
             files.callback(why.close)
         try:
             for output in engine.run_files(sources, late=late, lateness=lateness, on_error=errors, observer=monitor):
+                began = time.perf_counter()
                 writer.write(output)
                 if why is not None:
                     why.write(output.time, explanation(output))
                 if monitor is not None:
+                    monitor.phase("write", time.perf_counter() - began)
                     monitor.output(output.time, partial(_shown, output, engine.dictionary), explanation=explanation(output))
                 outputs += 1
                 if outputs & 0xFF == 1:
@@ -216,12 +215,26 @@ def _monitor(args: argparse.Namespace, live: contextlib.ExitStack):  # type: ign
 
 
 def _watch_policies(monitor, late, errors) -> None:  # type: ignore[no-untyped-def]
-    """The in-process late and error policies' counts and skipped elements, on the live view."""
+    """The in-process late and error policies' counts, late and skipped elements, on the live view."""
+    from chronolog.lateness import DivertLate
+
     monitor.watch("late", lambda: getattr(late, "count", 0))
     monitor.watch("skipped", lambda: errors.count)
     if errors.sink is not None:
         keep = errors.sink
         errors.sink = lambda error: (monitor.problem(str(error).splitlines()[0]), keep(error))
+    if isinstance(late, DivertLate):
+        kept = late.sink
+        late.sink = lambda item: (monitor.late_element(_late_text(item)), kept(item))  # type: ignore[operator]
+
+
+def _late_text(item) -> str:  # type: ignore[no-untyped-def]
+    """A late element as the live view lists it: where it was read, its time, how late."""
+    from chronolog.streams import LateElement
+
+    if isinstance(item, LateElement):
+        return f"{item.where}: time {item.element.time}, after time {item.current_time} was read"
+    return repr(item)
 
 
 def _shown(output, dictionary) -> tuple[str, str]:  # type: ignore[no-untyped-def]
@@ -400,9 +413,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "at this address; alone: 127.0.0.1 and a free port, printed at start (needs chronolog[ui])")
     run.add_argument("--record", metavar="DIR",
                      help="keep what the live view shows at the end of the run in DIR (for chronolog report)")
-    run.add_argument("--provenance", metavar="FILE",
-                     help="write why each output holds to FILE (JSON Lines, for chronolog explain; the live view "
-                          "shows it too): its events, the facts they matched and where each came from (DOTR)")
+    run.add_argument("--provenance", nargs="?", const="", metavar="FILE",
+                     help="record why each output holds (DOTR): its events, the facts they matched and where each "
+                          "came from; the live view opens it on a click, and with FILE it is written there (JSON "
+                          "Lines, for chronolog explain). Costs time: see docs/ui.md")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "

@@ -60,6 +60,7 @@ class Engine:
                 options = Options(tuple(background), tuple(rules), time_unit, policy, maintenance)
                 program = ProgramSpec(name, program, filename, options)
             self.program = compile_program(program, dictionary)
+        self._ingest = 0.0  # seconds spent reading the elements of the time point under way (observed runs)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, lang: str | None = None, background: Sequence[str] = (),
@@ -125,6 +126,8 @@ class Engine:
         source = heapq.merge(*tagged, key=lambda item: (item[0], item[1])) if len(tagged) > 1 else tagged[0]
         current: int | None = None
         inputs: dict[str, list[tuple]] = {}
+        if observer is not None:
+            source = self._timed(source)
         while True:
             try:
                 time, _, name, element = next(source)
@@ -145,13 +148,45 @@ class Engine:
             yield from self._push(current, inputs, observer)
         yield from self.program.flush()
 
+    def _timed(self, source: Iterator[tuple]) -> Iterator[tuple]:
+        """``source``, the seconds spent reading each element added to ``self._ingest``."""
+        while True:
+            start = perf_counter()
+            try:
+                item = next(source)
+            except StopIteration:
+                return
+            finally:
+                self._ingest += perf_counter() - start
+            yield item
+
     def _push(self, time: int, inputs: dict[str, list[tuple]], observer: RunMonitor | None) -> list[Output]:
+        """Push one time point; with an observer, tell it how long it took, by phase: reading
+        its elements (``ingest``), then the program's own phases, or all of it in one."""
         if observer is None:
             return self.program.push(time, inputs)
+        program = self.program
+        before = program.phases()
         start = perf_counter()
-        outputs = self.program.push(time, inputs)
-        observer.time_point(time, sum(map(len, inputs.values())), perf_counter() - start)
+        outputs = program.push(time, inputs)
+        seconds = perf_counter() - start
+        after = program.phases()
+        phases = {"ingest": self._ingest}
+        if before is None or after is None:
+            phases["processing"] = seconds
+        else:
+            phases.update((name, after[name] - before.get(name, 0.0)) for name in after)
+        self._ingest = 0.0
+        observer.time_point(time, sum(map(len, inputs.values())), seconds, phases, self._held)
         return outputs
+
+    def _held(self) -> dict[str, int]:
+        """The state the program holds, and the terms its dictionary knows (a program over
+        atoms holds them as text)."""
+        held = self.program.held()
+        if self.program.input_kind != ATOMS_IN:
+            held["dictionary terms"] = len(self.program.dictionary)
+        return held
 
     def run_files(self, sources: Mapping[str, str | os.PathLike[str]], *, late: LatePolicy | None = None,
                   lateness: int = 0, on_error: ErrorPolicy | None = None,

@@ -50,11 +50,15 @@ class RunMonitor:
         self.finished: str | None = None  # the closing line, once the run ended
         self._seconds: deque[dict] = deque(maxlen=SECONDS_KEPT)
         self._latencies: list[float] = []  # the current second's, in ms
+        self._phases: dict[str, list[float]] = {}  # the current second's, by phase, in ms
+        self.held: dict[str, int] = {}  # the state the program holds, sampled once a second
+        self._held_at = -1  # the second of the last sample
         self._recent: deque[dict] = deque(maxlen=RECENT)
         self._sequence = 0
         self._rendered_this_second = 0
         self._watched: dict[str, Callable[[], int]] = {}
         self.problems: deque[str] = deque(maxlen=RECENT)  # the last skipped elements' errors
+        self.late: deque[str] = deque(maxlen=RECENT)  # the last late elements, where each was read
         self._batches: deque[dict] = deque(maxlen=BATCHES)  # on Spark: the last micro-batches' progress
         self._last_point: tuple[int, float] | None = None  # (time, seconds) of the last time point processed
 
@@ -64,18 +68,36 @@ class RunMonitor:
         seconds = self._seconds
         if not seconds or seconds[-1]["second"] != second:
             self._close_bucket()
-            seconds.append({"second": second, "elements": 0, "outputs": 0, "p50_ms": None, "p99_ms": None})
+            seconds.append({"second": second, "elements": 0, "outputs": 0, "p50_ms": None, "p99_ms": None,
+                            "phases": {}, "held": {}})
             self._rendered_this_second = 0
         return seconds[-1]
 
     def _close_bucket(self) -> None:
-        if self._seconds and self._latencies:
-            last = self._seconds[-1]
-            last["p50_ms"], last["p99_ms"] = _percentile(self._latencies, 0.5), _percentile(self._latencies, 0.99)
+        if self._seconds:
+            self._seconds[-1].update(self._figures())
         self._latencies = []
+        self._phases = {}
 
-    def time_point(self, time_: int, elements: int, seconds: float) -> None:
-        """A time point was processed: ``elements`` read, the push took ``seconds``."""
+    def _figures(self) -> dict:
+        """The current second's latency figures: p50 and p99, overall and by phase."""
+        figures: dict = {"phases": {name: {"p50_ms": _percentile(values, 0.5), "p99_ms": _percentile(values, 0.99)}
+                                    for name, values in self._phases.items()}}
+        if self._latencies:
+            figures["p50_ms"], figures["p99_ms"] = _percentile(self._latencies, 0.5), _percentile(self._latencies, 0.99)
+        return figures
+
+    def _sample(self, bucket: dict, held: Callable[[], dict[str, int]] | None) -> None:
+        """Ask the program what state it holds, at most once a second."""
+        if held is not None and bucket["second"] != self._held_at:
+            self._held_at = bucket["second"]
+            self.held = bucket["held"] = held()
+
+    def time_point(self, time_: int, elements: int, seconds: float, phases: dict[str, float] | None = None,
+                   held: Callable[[], dict[str, int]] | None = None) -> None:
+        """A time point was processed: ``elements`` read, the push took ``seconds``, of
+        which ``phases`` (seconds by phase); ``held`` says what state the program holds
+        (asked at most once a second, from the caller's thread)."""
         with self._lock:
             bucket = self._bucket()
             bucket["elements"] += elements
@@ -83,7 +105,10 @@ class RunMonitor:
             self.counters["time_points"] += 1
             self.stream_time = time_
             self._latencies.append(seconds * 1000)
+            for name, spent in (phases or {}).items():
+                self._phases.setdefault(name, []).append(spent * 1000)
             self._last_point = (time_, seconds)
+            self._sample(bucket, held)
 
     def output(self, time_: int, render: Callable[[], tuple[str, str]], latency: float | None = None,
                explanation: dict | None = None) -> None:
@@ -108,11 +133,20 @@ class RunMonitor:
                 shown["why"] = explanation
             self._recent.append(shown)
 
+    def phase(self, name: str, seconds: float) -> None:
+        """Time spent in phase ``name`` outside a time point's push (writing an output)."""
+        with self._lock:
+            self._bucket()
+            self._phases.setdefault(name, []).append(seconds * 1000)
+
     def batch(self, report: dict) -> None:
         """A Spark micro-batch's progress report (``StreamingQuery.recentProgress``): its
-        input counts as elements, its duration as the processing time of its time points."""
+        input counts as elements, its duration as the processing time of its time points,
+        the durations Spark breaks it into as its phases, its state operators' rows and
+        memory as the state held."""
         rows = int(report.get("numInputRows", 0))
-        duration = float((report.get("durationMs") or {}).get("triggerExecution", 0))
+        durations = report.get("durationMs") or {}
+        duration = float(durations.get("triggerExecution", 0))
         states = report.get("stateOperators") or []
         with self._lock:
             bucket = self._bucket()
@@ -120,6 +154,12 @@ class RunMonitor:
             self.counters["elements"] += rows
             self.counters["batches"] = self.counters.get("batches", 0) + 1
             self._latencies.append(duration)
+            for name, ms in durations.items():
+                if name != "triggerExecution":
+                    self._phases.setdefault(name, []).append(float(ms))
+            self.held = bucket["held"] = {
+                "state rows": sum(int(s.get("numRowsTotal", 0)) for s in states),
+                "state memory (bytes)": sum(int(s.get("memoryUsedBytes", 0)) for s in states)}
             self._batches.append({"batch": report.get("batchId"), "duration_ms": duration, "input_rows": rows,
                                   "input_rate": report.get("inputRowsPerSecond"),
                                   "processed_rate": report.get("processedRowsPerSecond"),
@@ -134,6 +174,11 @@ class RunMonitor:
         with self._lock:
             self.problems.append(message)
 
+    def late_element(self, message: str) -> None:
+        """A late element (where it was read, its time), listed on the page."""
+        with self._lock:
+            self.late.append(message)
+
     def finish(self, summary: str) -> None:
         with self._lock:
             self._close_bucket()
@@ -144,13 +189,13 @@ class RunMonitor:
         with self._lock:
             elapsed = self._clock() - self._start
             seconds = [dict(b) for b in self._seconds]
-            if seconds and self._latencies:  # the second under way, so far
-                seconds[-1]["p50_ms"] = _percentile(self._latencies, 0.5)
-                seconds[-1]["p99_ms"] = _percentile(self._latencies, 0.99)
+            if seconds:  # the second under way, so far
+                seconds[-1].update(self._figures())
             return {
                 "program": self.program, "runner": self.runner, "elapsed_s": round(elapsed, 3),
                 "counters": {**self.counters, **{name: read() for name, read in self._watched.items()}},
-                "stream_time": self.stream_time, "problems": list(self.problems),
+                "stream_time": self.stream_time, "problems": list(self.problems), "late": list(self.late),
+                "held": dict(self.held),
                 "rates": {k: self.counters[k] / elapsed if elapsed > 0 else 0.0 for k in ("elements", "outputs")},
                 "rss_bytes": _rss_bytes(), "finished": self.finished,
                 "seconds": seconds, "batches": list(self._batches),

@@ -18,7 +18,7 @@ from chronolog.cep.errors import (
     UnknownAttributeError,
     UnknownEventTypeError,
 )
-from chronolog.cep.events import Event, EventType, Explained, event
+from chronolog.cep.events import WHY, Event, EventType, event
 from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, attr, param, where
 from chronolog.cep.policies import (
     Consumption,
@@ -38,11 +38,11 @@ from chronolog.plain import SnapshotError
 
 __all__ = [
     "AggValue", "Aggregate", "Attr", "Between", "Compare", "Const", "Consumption",
-    "CyclicRulesError", "End", "Event", "EventError", "EventType", "Explained", "LatePolicy", 
+    "CyclicRulesError", "End", "Event", "EventError", "EventType", "LatePolicy", 
     "MissingScopeError", "Negation", "PolicyError", "Predicate", "Rule", "RuleError",
     "RuleEvaluationError", "RulePlan", "RuleSet", "Selection", "SnapshotError", "Start",
     "TemporalEngine", "TemporalState", "Terminator", "UnknownAliasError",
     "UnknownAttributeError", "UnknownEventTypeError", "Within", "attr", "consume_all",
     "consuming", "each_", "event", "first", "last", "no_consumption",
-    "param", "where",
+    "param", "where", "WHY",
 ]

@@ -31,7 +31,7 @@ from chronolog.cep.errors import (
     UnknownAttributeError,
     UnknownEventTypeError,
 )
-from chronolog.cep.events import Event, EventType, Explained
+from chronolog.cep.events import WHY, Event, EventType
 from chronolog.cep.expressions import AggValue, Attr, Compare, Const, End, Start, Term
 from chronolog.cep.policies import Consumption, Selection
 from chronolog.cep.rules import Aggregate, Between, Negation, Predicate, Rule, Scope, Terminator, Within
@@ -90,7 +90,7 @@ class _Scope:
 def compile_rule(rule: Rule, types: Mapping[str, EventType], decode: Decoder | None,
                  explain: bool = False) -> RulePlan:
     """Check ``rule`` against the known ``types`` and compile it; with ``explain``, its
-    composite events are ``Explained`` (what they were built from)."""
+    composite events say what they were built from (their ``WHY`` attribute)."""
     return _Compiler(rule, types, decode, explain).compile()
 
 
@@ -108,7 +108,7 @@ class _Compiler:
         self.namespace: dict[str, Any] = {
             "bisect_left": bisect_left,
             "bisect_right": bisect_right,
-            "Event": Explained if explain else Event,
+            "Event": Event,
             "NEW": tuple.__new__,
             "DEC": decode,
             "NSUM": numeric_sum,
@@ -565,13 +565,14 @@ class _Compiler:
         attrs = ", ".join(
             f"{self.const(name)}: {self.render_term(value, {}, False)}" for name, value in rule.outputs
         )
+        if self.explain:  # what the event was built from, as plain tuples
+            bound = ", ".join(f"({self.const(a)}, tuple(e{self.pattern[a].var}))" for a in rule.aliases())
+            read = "".join(f"({self.const(agg.name)}, tuple(map(tuple, xs{self.aggregate_vars[agg.name][1:]}))), "
+                           for agg in rule.aggregates)
+            absent = "".join(f"{self.const(neg.alias)}, " for neg in rule.negations)
+            attrs += f"{', ' if attrs else ''}{self.const(WHY)}: (({bound},), ({read}), ({absent}))"
         # tuple.__new__ builds the Event without the Python-level NamedTuple constructor
         self.emit(f"out.append(NEW(Event, ({self.const(rule.emits)}, {start}, t0, {{{attrs}}})))")
-        if self.explain:
-            bound = ", ".join(f"({self.const(a)}, e{self.pattern[a].var})" for a in rule.aliases())
-            read = "".join(f"({self.const(agg.name)}, xs{self.aggregate_vars[agg.name][1:]}), " for agg in rule.aggregates)
-            absent = "".join(f"{self.const(neg.alias)}, " for neg in rule.negations)
-            self.emit(f"out[-1].why = (({bound},), ({read}), ({absent}))")
         if self.effective_consumed:
             seqs = ", ".join(f"s{self.pattern[a].var}" for a in self.effective_consumed)
             self.emit(f"marks.extend(({seqs},))")

@@ -52,8 +52,8 @@ class TemporalEngine:
                  explain: bool = False) -> None:
         """``decode`` maps attribute values to comparable values (default: identity);
         ``late`` is the late-event policy (default: ``LatePolicy.reject()``); with
-        ``explain``, composite events are ``Explained``: they carry the events they were
-        built from (rules compiled so, at a cost; without it the rules pay nothing)."""
+        ``explain``, composite events carry the events they were built from (their ``WHY``
+        attribute: rules compiled so, at a cost; without it the rules pay nothing)."""
         self.rules = RuleSet(decode, explain)
         self.late = late if late is not None else LatePolicy.reject()
         if not isinstance(self.late, LatePolicy):

@@ -26,16 +26,13 @@ class Event(NamedTuple):
     attrs: Mapping[str, Hashable]
 
 
-class Explained(Event):
-    """An event that says what it was built from: ``why``, set right after it is made.
-
-    Only an engine that explains (``TemporalEngine(explain=True)``) makes them; it is still
-    an ``Event`` (equal to the plain one), so nothing else changes. A composite event's
-    ``why`` is ``(events, aggregated, negations)``: (alias, event) for each event its
-    pattern bound, (aggregate name, the events it read) for each aggregate, and the
-    aliases of the negations that found nothing. An input event's ``why`` is whatever
-    its producer gives (DOTR: the query and the facts that made it).
-    """
+WHY = "@why"
+"""The attribute that says what an event was built from, in an engine that explains
+(``TemporalEngine(explain=True)``): a composite event's is ``(events, aggregated,
+negations)``: (alias, event as a plain tuple) for each event its pattern bound, (aggregate
+name, those events) for each aggregate, and the aliases of the negations that found
+nothing; an input event's is whatever its producer gives (DOTR: the query and the facts
+that made it). Plain data, so snapshots keep it."""
 
 
 def event(type: str, time: int, **attrs: Hashable) -> Event:

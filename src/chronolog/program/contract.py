@@ -155,6 +155,16 @@ class Program(ABC):
         """Per-phase counters for ``--stats``, when the program keeps them."""
         return None
 
+    def phases(self) -> Mapping[str, float] | None:
+        """The seconds spent so far in each phase of processing (reasoning, queries,
+        patterns, output), when the program keeps them: the live view's latency per phase."""
+        return None
+
+    def held(self) -> dict[str, int]:
+        """How much state the program holds now, by what it is (stored events, window
+        items, ...): the live view's state chart. Cheap enough to ask once a second."""
+        return {}
+
 
 class Plan(ABC):
     """The Spark split of a program (see the module docstring)."""

@@ -193,6 +193,9 @@ class WindowedProgram(Program):
                for o in self._evaluate(running, instant)]
         return sorted(out, key=lambda o: o.time)
 
+    def held(self) -> dict[str, int]:
+        return {"window items": sum(running.schedule.held() for running in self.running)}
+
     def timestamp(self, s: object, p: object, o: object) -> Literal | None:
         """The time of the most recent element that holds the triple ``(s, p, o)`` in the
         windows of the query being evaluated (C-SPARQL's ``timestamp``), None (an error)

@@ -11,10 +11,12 @@ a tree unless it runs out of its budget (a proof that would read more than
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
 
 from chronolog.datalog.program import Program, Rule
 from chronolog.datalog.reasoner import estimate
+from chronolog.formats import iter_encoded_triples
 from chronolog.joins import Assign, CompiledJoin, Pattern, order
 from chronolog.store import TRIPLE, Fact, Layers
 from chronolog.terms import TermDictionary, Var
@@ -35,19 +37,27 @@ def rule_text(rule: Rule) -> str:
     return f"{rule.place}: {rule.place.text.strip()}"
 
 
+def asserted(paths: Sequence[str], dictionary: TermDictionary, closure: Layers) -> Callable[[Fact], bool]:
+    """Whether a triple was asserted by one of the background files ``paths`` (read again
+    here); for a closure folder (``materialize --parquet``), asserted and derived are one,
+    so every triple of the ``closure`` counts."""
+    if any(Path(path, "manifest.json").is_file() for path in paths):
+        return closure.contains(TRIPLE)
+    return {t for path in paths for t in iter_encoded_triples(path, dictionary)}.__contains__
+
+
 class FactOrigins:
     """Explains the facts of one time point's view.
 
-    ``inputs`` maps each input triple of the time point ``time`` to the streams that
-    brought it; ``background`` tells whether a triple was asserted by a background file
-    (not derived). ``joins`` keeps the rules' compiled bodies from one time point to the
-    next (give the same dict to each time point's ``FactOrigins``).
+    ``inputs`` maps each input triple of the view to the elements that brought it, as
+    (stream, time) pairs; ``background`` tells whether a triple was asserted by a
+    background file (not derived). ``joins`` keeps the rules' compiled bodies from one
+    view to the next (give the same dict to each time point's ``FactOrigins``).
     """
 
-    def __init__(self, program: Program, dictionary: TermDictionary, view: Layers, time: int,
-                 inputs: Mapping[Fact, tuple[str, ...]], background: Callable[[Fact], bool],
+    def __init__(self, program: Program, dictionary: TermDictionary, view: Layers,
+                 inputs: Mapping[Fact, Sequence[tuple[str, int]]], background: Callable[[Fact], bool],
                  budget: int = 10_000, joins: dict | None = None) -> None:
-        self.time = time
         self.dictionary = dictionary
         self.view = view
         self.inputs = inputs
@@ -78,9 +88,10 @@ class FactOrigins:
             return done
         text = fact_text(relation, fact, self.dictionary)
         if relation == TRIPLE:
-            streams = self.inputs.get(fact)
-            if streams is not None:
-                return self._keep(key, {"fact": text, "from": "input", "streams": list(streams), "time": self.time})
+            elements = self.inputs.get(fact)
+            if elements is not None:
+                return self._keep(key, {"fact": text, "from": "input",
+                                        "elements": [{"stream": s, "time": t} for s, t in elements]})
             if self.background(fact):
                 return self._keep(key, {"fact": text, "from": "background"})
         if key in path:

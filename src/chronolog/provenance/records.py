@@ -13,10 +13,12 @@ from chronolog.streams import element_iri
 
 
 class ProvenanceWriter:
-    """Writes the record of each output, in output order, flushed line by line."""
+    """Writes the record of each output, in output order, flushed line by line, to a path
+    (opened and closed here) or a binary file (flushed only)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self._out: IO[str] = open(path, "w", encoding="utf-8")
+    def __init__(self, target: str | os.PathLike | IO[bytes]) -> None:
+        self._owned = isinstance(target, (str, os.PathLike))
+        self._out: IO[bytes] = open(target, "wb") if self._owned else target  # type: ignore[arg-type]
         self._time: int | None = None
         self._n = 0
         self.count = 0
@@ -27,12 +29,14 @@ class ProvenanceWriter:
         self._time = time
         if record is None:
             return
-        self._out.write(json.dumps({"element": element_iri(time, self._n), **record}, ensure_ascii=False) + "\n")
+        line = json.dumps({"element": element_iri(time, self._n), **record}, ensure_ascii=False) + "\n"
+        self._out.write(line.encode("utf-8"))
         self._out.flush()
         self.count += 1
 
     def close(self) -> None:
-        self._out.close()
+        if self._owned:
+            self._out.close()
 
 
 def read_records(path: str) -> Iterator[dict]:
@@ -114,8 +118,7 @@ def _fact(fact: dict, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
     origin = fact["from"]
     if origin == "input":
-        streams = ", ".join(f"<{s}>" if s else "the stream" for s in fact["streams"])
-        lines.append(f"{pad}{fact['fact']}  [input at {fact['time']}: {streams}]")
+        lines.append(f"{pad}{fact['fact']}  [input: {_elements(fact['elements'])}]")
     elif origin == "rule":
         lines.append(f"{pad}{fact['fact']}  [rule {fact['rule']}]")
         for premise in fact["premises"]:
@@ -126,3 +129,8 @@ def _fact(fact: dict, depth: int, lines: list[str]) -> None:
         lines.append(f"{pad}{fact['fact']}  [background]")
     else:
         lines.append(f"{pad}{fact['fact']}  [{fact.get('note', origin)}]")
+
+
+def _elements(elements: list[dict]) -> str:
+    """The elements an input fact came from: ``the stream at 10``, ``<http://s> at 12``."""
+    return ", ".join(f"{'<' + e['stream'] + '>' if e['stream'] else 'the stream'} at {e['time']}" for e in elements)

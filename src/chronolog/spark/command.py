@@ -202,7 +202,7 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str], m
     from chronolog.run_io import LATE_MODES
     from chronolog.spark.runner import RunStopped, run_spark
     from chronolog.spark.session import parse_conf
-    from chronolog.spark.sinks import LateFileSink, QuarantineFileSink, sink_for
+    from chronolog.spark.sinks import LateFileSink, ProvenanceSink, QuarantineFileSink, sink_for
     from chronolog.spark.source import check_stream_path
     from chronolog.streams import detect_stream_format
     from chronolog.timeunits import parse_duration, unit_ms
@@ -227,9 +227,12 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str], m
         raise ChronologError("--on-error skip needs --quarantine FILE (where the skipped elements are kept)")
     quarantine = QuarantineFileSink(args.quarantine) if args.quarantine else None
     progress = Progress()
+    sink = sink_for(args.output, program.output_kind, fmt)
+    if args.provenance:
+        sink = ProvenanceSink(sink, args.provenance)
     try:
         summary = run_spark(
-            spec, sources, sink_for(args.output, program.output_kind, fmt), master=args.master,
+            spec, sources, sink, master=args.master,
             conf=parse_conf(args.conf), checkpoint=args.checkpoint, trigger=trigger, late=late,
             lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
             on_error=args.on_error, quarantine=quarantine,

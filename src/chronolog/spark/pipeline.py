@@ -35,7 +35,7 @@ from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, GRAPHS, Plan, Program, ProgramSpec, Record
 from chronolog.program.contract import reclaim_terms
-from chronolog.program.outputs import Output, render
+from chronolog.program.outputs import Output, explanation, render
 from chronolog.program.writers import quarantine_record
 from chronolog.streams import LineError, jsonl_element
 from chronolog.timeunits import unit_ms
@@ -54,14 +54,14 @@ def body_types(kind: str) -> tuple[pa.DataType, str]:
 
 def record_schema(kind: str) -> tuple[pa.Schema, str]:
     """The stateless stage's rows: a record (key, time, seq, payload) for the keyed stage,
-    or, under ``PASSTHROUGH_KEY``, an output or a diagnostic (row, source, body, place)."""
+    or, under ``PASSTHROUGH_KEY``, an output or a diagnostic (row, source, body, place, why)."""
     arrow, spark = body_types(kind)
     schema = pa.schema([
         ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()), ("payload", pa.binary()),
-        ("row", pa.string()), ("source", pa.string()), ("body", arrow), ("place", pa.string()),
+        ("row", pa.string()), ("source", pa.string()), ("body", arrow), ("place", pa.string()), ("why", pa.string()),
     ])
     ddl = (f"key string, time long, seq long, payload binary, row string, source string, body {spark}, "
-           "place string")
+           "place string, why string")
     return schema, ddl
 
 
@@ -70,8 +70,10 @@ def result_ddl(kind: str) -> str:
     ``source`` the rule or query (an output) or the element's place (a diagnostic);
     ``body`` the output, the late element's payload or the malformed element's quarantine
     record (JSON: source, reason, element); ``order`` and
-    ``n`` make the order of a batch's outputs deterministic."""
-    return f"row string, time long, source string, body {body_types(kind)[1]}, place string, order string, n long"
+    ``n`` make the order of a batch's outputs deterministic; ``why`` is an output's
+    provenance record (JSON), when the program records them."""
+    return (f"row string, time long, source string, body {body_types(kind)[1]}, place string, order string, n long, "
+            "why string")
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,15 @@ class Worker:
         return tuple(dict.fromkeys(encode_text(payload, dictionary, format="nt")))
 
     def rendered(self, outputs: list[Output], order: str) -> list[tuple]:
-        """(row, time, source, body, place, order, n) rows of outputs."""
+        """(row, time, source, body, place, order, n, why) rows of outputs."""
         dictionary = self.program.dictionary
-        return [(OUTPUT, o.time, *render(o, dictionary), None, order, n) for n, o in enumerate(outputs)]
+        return [(OUTPUT, o.time, *render(o, dictionary), None, order, n, _why(o)) for n, o in enumerate(outputs)]
+
+
+def _why(output: Output) -> str | None:
+    """An output's provenance record as JSON, when it has one."""
+    record = explanation(output)
+    return None if record is None else json.dumps(record, ensure_ascii=False)
 
 
 _WORKERS: dict[ProgramSpec, Worker] = {}
@@ -150,12 +158,12 @@ def prepare_stage(stages: Stages):
                 rows = []
             first = group[0]
             if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
-                rows.extend((key, first["time"], first["seq"], None, END, None, None, None)
+                rows.extend((key, first["time"], first["seq"], None, END, None, None, None, None)
                             for key in [*worker.plan.end_keys(), PASSTHROUGH_KEY])
                 continue
             if first["kind"] != "element":  # late or malformed: the element's payload or the error
                 rows.append((PASSTHROUGH_KEY, first["time"], first["seq"], None, first["kind"], first["place"],
-                             _diagnostic_body(first["payload"], stages.kind), first["place"]))
+                             _diagnostic_body(first["payload"], stages.kind), first["place"], None))
                 continue
             inputs: dict[str, list[tuple]] = {}
             for row in group:
@@ -167,11 +175,11 @@ def prepare_stage(stages: Stages):
                     if record["source"] is None:
                         record.update(source=row["place"], element=row["payload"])
                     rows.append((PASSTHROUGH_KEY, row["time"], row["seq"], None, ERROR, row["place"],
-                                 _diagnostic_body(json.dumps(record), stages.kind), row["place"]))
+                                 _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
             prepared = worker.plan.prepare(first["time"], inputs)
-            rows.extend((r.key, r.time, r.seq, r.payload, None, None, None, None) for r in prepared.records)
-            for row, time, source, body, _, _, n in worker.rendered(prepared.outputs, ""):
-                rows.append((PASSTHROUGH_KEY, time, n, None, row, source, body, None))
+            rows.extend((r.key, r.time, r.seq, r.payload, None, None, None, None, None) for r in prepared.records)
+            for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
+                rows.append((PASSTHROUGH_KEY, time, n, None, row, source, body, None, why))
             reclaim_terms(worker.program)  # the time point left as text: its terms may go
         if rows:
             yield _record_batch(rows, schema)
@@ -193,7 +201,7 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 
-    columns = ["row", "time", "source", "body", "place", "order", "n"]
+    columns = ["row", "time", "source", "body", "place", "order", "n", "why"]
 
     class KeyedProcessor(StatefulProcessor):
         """One key's state (see the module docstring)."""
@@ -211,7 +219,8 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
                 for frame in frames:
                     yield pd.DataFrame({
                         "row": frame["row"], "time": frame["time"], "source": frame["source"],
-                        "body": frame["body"], "place": frame["place"], "order": "", "n": frame["seq"]},
+                        "body": frame["body"], "place": frame["place"], "order": "", "n": frame["seq"],
+                        "why": frame["why"]},
                         columns=columns)
                 return
             worker = worker_for(stages.keyed)

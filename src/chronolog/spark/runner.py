@@ -119,7 +119,7 @@ class _BatchHandler:
         rows = frame.collect()
         outputs = sorted((r for r in rows if r.row == OUTPUT), key=lambda r: (r.time, r.source, r.order, r.n))
         diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place or "")
-        self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order) for r in outputs])
+        self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order, r.why) for r in outputs])
         summary = self.summary
         late = [d for d in diagnostics if d.row == LATE]
         if isinstance(self.late, LateFileSink):

@@ -28,18 +28,21 @@ from chronolog.errors import ChronologError
 from chronolog.monitor import RunMonitor
 from chronolog.program.outputs import GRAPHS, parse_rendered
 from chronolog.program.writers import open_output_writer
+from chronolog.provenance.records import ProvenanceWriter
 from chronolog.streams import StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
 
 
 class OutputRecord(NamedTuple):
     """An output as a sink receives it: its time, rule or query, body (a graph's N-Triples
-    text; the JSON records of solutions; atom texts) and the key that produced it."""
+    text; the JSON records of solutions; atom texts), the key that produced it, and its
+    provenance record as JSON (``--provenance``)."""
 
     time: int
     source: str
     body: str | list[str]
     key: str
+    why: str | None = None
 
 
 class Sink(ABC):
@@ -248,10 +251,38 @@ class MonitoredSink(Sink):
         self.sink.write(batch_id, records)
         for record in records:
             self.monitor.output(record.time, lambda r=record: (r.source, r.body if isinstance(r.body, str)
-                                                                 else "\n".join(r.body)))
+                                                                 else "\n".join(r.body)),
+                                explanation=None if record.why is None else json.loads(record.why))
 
     def close(self) -> None:
         self.sink.close()
+
+
+class ProvenanceSink(Sink):
+    """A sink whose outputs' provenance records also go to a file (``--provenance``),
+    exactly once, named like the elements the output file holds."""
+
+    def __init__(self, sink: Sink, path: str | os.PathLike[str]) -> None:
+        self.sink = sink
+        self.file = _OnceFile(path)
+
+    def reset(self) -> None:
+        self.sink.reset()
+        self.file.reset()
+
+    def write(self, batch_id: int, records: list[OutputRecord]) -> None:
+        self.sink.write(batch_id, records)
+
+        def write(out: IO[bytes]) -> None:
+            writer = ProvenanceWriter(out)  # counts a batch's elements per time, as _write_records does
+            for r in records:
+                writer.write(r.time, None if r.why is None else json.loads(r.why))
+
+        self.file.append(batch_id, write)
+
+    def close(self) -> None:
+        self.sink.close()
+        self.file.unlock()
 
 
 def sink_for(output: str | None, kind: str, format: str) -> Sink:

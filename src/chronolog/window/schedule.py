@@ -46,6 +46,10 @@ class Schedule:
         self._arrivals = policy.on_arrival(self.windows)
         self._candidate: tuple[int, int | None] | None = None  # (after, the policy's next instant)
 
+    def held(self) -> int:
+        """The items the windows hold (in their scope or waiting to enter it)."""
+        return sum(len(buffer.items) for buffer in self.buffers.values())
+
     def push(self, time: int, inputs: Mapping[str, Iterable[object]]) -> Iterator[Instant]:
         arrived = False
         for name, buffer in self.buffers.items():

@@ -10,14 +10,13 @@ ids are gone by the time a detection fires.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from chronolog import cep
+from chronolog.cep import WHY
 from chronolog.cep.expressions import AggValue
 from chronolog.errors import SourceMap
-from chronolog.formats import iter_encoded_triples
-from chronolog.provenance.facts import FactOrigins
+from chronolog.provenance.facts import FactOrigins, asserted
 from chronolog.provenance.solutions import SolutionSupport
 from chronolog.store import TRIPLE, Fact, Layers
 
@@ -46,83 +45,78 @@ class DotrExplainer:
                          if name not in program.rules}
         self._background: Callable[[Fact], bool] | None = None
         self._joins: dict = {}  # the rules' compiled bodies, for every time point's FactOrigins
-        self._sources: tuple[int | None, dict[Fact, tuple[str, ...]]] = (None, {})
+        self._sources: tuple[int | None, dict[Fact, tuple[tuple[str, int], ...]]] = (None, {})
 
     def inputs(self, time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]]) -> None:
-        """The streams each triple of time point ``time`` came from."""
-        sources: dict[Fact, tuple[str, ...]] = {}
+        """The elements (stream, time) each triple of time point ``time`` came from."""
+        sources: dict[Fact, tuple[tuple[str, int], ...]] = {}
         for stream, elements in inputs.items():
             for element in elements:
                 for triple in element:
                     known = sources.get(triple, ())
-                    if stream not in known:
-                        sources[triple] = (*known, stream)
+                    if (stream, time) not in known:
+                        sources[triple] = (*known, (stream, time))
         self._sources = (time, sources)
 
     def background(self) -> Callable[[Fact], bool]:
         """Whether a triple was asserted by a background file (read once, when first asked)."""
         if self._background is None:
             program = self.program
-            paths = program.spec.options.background
-            if any(Path(path, "manifest.json").is_file() for path in paths):  # a closure: asserted and derived alike
-                self._background = program.reasoner.background_view.contains(TRIPLE)
-            else:
-                asserted = {t for path in paths for t in iter_encoded_triples(path, program.dictionary)}
-                self._background = asserted.__contains__
+            self._background = asserted(program.spec.options.background, program.dictionary,
+                                        program.reasoner.background_view)
         return self._background
 
     def events(self, events: list[cep.Event], view: Layers, time: int, triples: Sequence[Fact],
                now_ms: int) -> list[cep.Event]:
-        """The events of time point ``time`` (whose input is ``triples``), each an
-        ``Explained`` one: its query, bindings and facts. A triple no element of the time
-        point brought was fed back by a FEEDBACK rule."""
+        """The events of time point ``time`` (whose input is ``triples``), each with its
+        ``WHY``: its query, bindings and facts. A triple no element of the time point
+        brought was fed back by a FEEDBACK rule."""
         program = self.program
         given = self._sources[1] if self._sources[0] == time else {}
-        sources = {t: given.get(t, (FEEDBACK,)) for t in triples}
-        origins = FactOrigins(program.reasoner.program, program.dictionary, view, time, sources, self.background(),
+        sources = {t: given.get(t, ((FEEDBACK, time),)) for t in triples}
+        origins = FactOrigins(program.reasoner.program, program.dictionary, view, sources, self.background(),
                               joins=self._joins)
         text = program.term_text
         out = []
         for event in events:
-            explained = cep.Explained(*event)
             facts = self._support[event.type].triples(view, now_ms, event.attrs)
-            explained.why = {"query": event.type, "at": self.event_at[event.type],
-                             "bindings": {k: text(v) for k, v in event.attrs.items() if v is not None},
-                             "facts": [origins.explain(TRIPLE, t) for t in facts]}
-            out.append(explained)
+            why = {"query": event.type, "at": self.event_at[event.type],
+                   "bindings": {k: text(v) for k, v in event.attrs.items() if v is not None},
+                   "facts": [origins.explain(TRIPLE, t) for t in facts]}
+            out.append(event._replace(attrs={**event.attrs, WHY: why}))
         return out
 
     def record(self, composite: cep.Event, firing: str, graph_text: str) -> dict:
         """The provenance record of a detection (its ``element`` is set by the writer)."""
         return {"time": composite.end, "rule": self.program.rules[composite.type].iri, "firing": firing,
-                **self._composite(composite), "graph": graph_text}
+                **self._composite(composite.type, composite.attrs[WHY]), "graph": graph_text}
 
-    def _composite(self, composite: cep.Event) -> dict:
-        lowered = self.program.rules[composite.type]
-        bound, read, absent = composite.why  # type: ignore[attr-defined]
-        record: dict = {"at": self.rule_at[composite.type],
-                        "events": [self._event(alias, event) for alias, event in bound]}
+    def _composite(self, etype: str, why: tuple) -> dict:
+        bound, read, absent = why
+        record: dict = {"at": self.rule_at[etype], "events": [self._event(alias, event) for alias, event in bound]}
         if read:
-            labels = self.aggregates[composite.type]
-            seen = {id(event): alias for alias, event in bound}
-            record["aggregates"] = [
-                {"name": labels.get(name, name),
-                 "events": [{"type": e.type, "time": e.end, "same_as": seen[id(e)]} if id(e) in seen
-                            else self._event(None, e) for e in events]}
-                for name, events in read]
+            labels = self.aggregates[etype]
+            record["aggregates"] = [{"name": labels.get(name, name), "events": [self._read(e, bound) for e in events]}
+                                    for name, events in read]
         if absent:
             record["absent"] = list(absent)
         return record
 
-    def _event(self, alias: str | None, event: cep.Event) -> dict:
-        head = {"alias": alias, "type": event.type, "time": event.end} if alias else {"type": event.type,
-                                                                                      "time": event.end}
-        why = getattr(event, "why", None)
+    def _read(self, event: tuple, bound: tuple) -> dict:
+        """An event an aggregate read: one the pattern bound too is named by its alias."""
+        alias = next((alias for alias, other in bound if other == event), None)
+        return self._event(None, event) if alias is None else {"type": event[0], "time": event[2], "same_as": alias}
+
+    def _event(self, alias: str | None, event: tuple) -> dict:
+        """An event the pattern bound or an aggregate read: (type, start, end, attributes)."""
+        etype, _, end, attrs = event
+        head = {"alias": alias, "type": etype, "time": end} if alias else {"type": etype, "time": end}
+        why = attrs.get(WHY)
         if isinstance(why, dict):
             return {**head, **why}
-        if why is not None:  # a composite event another rule read
-            return {**head, "rule": self.program.rules[event.type].iri, **self._composite(event)}
-        return {**head, "note": "restored from a snapshot: its origin was not recorded"}
+        if why is not None:  # a composite event another rule detected
+            return {**head, "rule": self.program.rules[etype].iri, **self._composite(etype, why)}
+        return {**head, "note": "its origin was not recorded (stored before provenance was on)"}
 
 
 def _aggregate_labels(rule: cep.Rule) -> dict[str, str]:

@@ -10,6 +10,8 @@ event, each a round trip to the state store).
 
 Events travel as their terms' N-Triples text, so that each process's own dictionary
 reads them; a key's state is its temporal engine's snapshot, whose events hold that text.
+With provenance, an event also carries its explanation (``cep.WHY``, plain data), and
+the keyed engines explain what they detect.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from chronolog.program import GraphOutput, Inputs, Plan, Prepared, Processed, Pr
 if TYPE_CHECKING:  # the program builds its plan: a plain import would be a cycle
     from chronolog.lang.dotr.program import DotrProgram
 
-ShippedEvent = tuple[int, int, str, list]  # (time, seq within the time point, type, attribute texts)
+ShippedEvent = tuple[int, int, str, list, object]  # (time, seq in the time point, type, attribute texts, WHY)
 
 
 class DotrPlan(Plan):
@@ -62,7 +64,7 @@ class DotrPlan(Plan):
         self.empty: list[bytes] = []
         self.stateless: list[bool] = []
         for group in self.groups:
-            temporal = cep.TemporalEngine(decode=decode)
+            temporal = cep.TemporalEngine(decode=decode, explain=program.spec.options.provenance)
             for etype in group.types:
                 if etype not in program.rules:
                     temporal.declare(etype, program.attributes[etype])
@@ -82,6 +84,8 @@ class DotrPlan(Plan):
     def prepare(self, time: int, inputs: Inputs) -> Prepared:
         program = self.program
         triples = dict.fromkeys(t for elements in inputs.values() for e in elements for t in e)
+        if program.explainer is not None:
+            program.explainer.inputs(time, inputs)
         text = program.term_text
         attributes = program.attributes
         records: list[Record] = []
@@ -93,10 +97,11 @@ class DotrPlan(Plan):
             values = [None if event.attrs[a] is None else text(event.attrs[a]) for a in attributes[event.type]]
             for g, position in routes:
                 key = f"{g}|" if position is None else f"{g}|{values[position]}"
+                why = event.attrs.get(cep.WHY)
                 if self.stateless[g]:
-                    stateless.setdefault((g, key), []).append((time, seq, event.type, values))
+                    stateless.setdefault((g, key), []).append((time, seq, event.type, values, why))
                 else:
-                    records.append(Record(key, time, seq, pickle.dumps((event.type, values), protocol=5)))
+                    records.append(Record(key, time, seq, pickle.dumps((event.type, values, why), protocol=5)))
         outputs: list[GraphOutput] = []
         for (g, key), events in stateless.items():  # a key's events of the time point at once
             outputs.extend(self._detect(g, key, None, events)[2])
@@ -121,9 +126,9 @@ class DotrPlan(Plan):
         events = sorted(events, key=lambda e: (e[0], e[1]))
         for time, at_time in itertools.groupby(events, key=lambda e: e[0]):
             point = list(at_time)  # a time point's events at once: they may be read within 0 of each other
-            fired = temporal.push_point([cep.Event(etype, time, time, dict(zip(attributes[etype], values)))
-                                         for _, _, etype, values in point])
-            for (_, seq, _, _), composites in zip(point, fired):
+            fired = temporal.push_point([cep.Event(etype, time, time, _attrs(attributes[etype], values, why))
+                                         for _, _, etype, values, why in point])
+            for (_, seq, *_), composites in zip(point, fired):
                 for composite, name in firing_names(time, seq, composites):
                     lowered = program.rules[composite.type]
                     attrs = {a: self.term_id(v) if isinstance(v, str) and a not in lowered.aggregated else v
@@ -134,3 +139,11 @@ class DotrPlan(Plan):
         return temporal.snapshot(), temporal.now, out
 
 
+
+
+def _attrs(names: list[str], values: list, why: object) -> dict:
+    """A shipped event's attributes (with its explanation, when it has one)."""
+    attrs = dict(zip(names, values))
+    if why is not None:
+        attrs[cep.WHY] = why
+    return attrs

@@ -432,6 +432,14 @@ class DotrProgram(Program):
     def report(self) -> str:
         return self.stats.report()
 
+    def phases(self) -> dict[str, float]:
+        stats = self.stats
+        return {"reasoning": stats.reasoning, "queries": stats.querying, "patterns": stats.temporal,
+                "output": stats.translation}
+
+    def held(self) -> dict[str, int]:
+        return {"events stored": self.temporal.stored_event_count(), "feedback time points": len(self._pending)}
+
     def decode(self, graph: OutputGraph) -> tuple[int, list[tuple[str, str, str]]]:
         """(time, triples as N-Triples-ish strings): for tests, examples and debugging."""
         dec = self.dictionary.decode

@@ -109,6 +109,9 @@ class EpsparqlProgram(Program):
         lines.extend(str(w) for w in self.warnings)
         return lines
 
+    def held(self) -> dict[str, int]:
+        return {"partial solutions stored": sum(store.count for store in self.stores)}
+
     # -- running --
     def push(self, time: int, inputs: Inputs) -> list[Output]:
         triples = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))

@@ -209,6 +209,9 @@ class LarsEngine(Program):
     def describe(self) -> list[str]:
         return [f"{len(self.rules)} rules in {self.checked.strata} strata"]
 
+    def held(self) -> dict[str, int]:
+        return {"atoms stored": len(self.store), "derivations pending": sum(map(len, self.pending.values()))}
+
     # -- one time point -------------------------------------------------------------
 
     def _evaluate(self, t: int, atoms: list[tuple]) -> AtomsOutput:

@@ -311,6 +311,9 @@ class MatchProgram(Program):
     def flush(self) -> list[Output]:
         return [o for instant in self.schedule.flush() for o in self._evaluate(instant)]
 
+    def held(self) -> dict[str, int]:
+        return {"window items": self.schedule.held()}
+
     def _evaluate(self, instant: Instant) -> list[Output]:
         if not instant.evaluated:  # matching reads the windows' contents, not their changes
             return []

@@ -16,6 +16,25 @@ function chart(target, series) {
 }
 const throughput = chart("throughput", [{ label: "elements/s", stroke: "#1f77b4" }, { label: "outputs/s", stroke: "#d62728" }]);
 const latency = chart("latency", [{ label: "p50", stroke: "#2ca02c" }, { label: "p99", stroke: "#9467bd" }]);
+const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+// A chart whose series are named by the data (phases, kinds of state): made again when a
+// new name appears, then fed [seconds, one array per name].
+const named = {};
+function namedChart(target, seconds, valueOf) {
+  const names = [...new Set(seconds.flatMap((b) => Object.keys(valueOf(b) || {})))];
+  $(target + "-box").hidden = names.length === 0;
+  if (names.length === 0) return;
+  let c = named[target];
+  if (!c || c.names.join("\n") !== names.join("\n")) {
+    if (c) c.chart.destroy();
+    c = named[target] = { names, chart: chart(target, names.map((label, i) => ({ label, stroke: COLOURS[i % COLOURS.length] }))) };
+  }
+  c.chart.setData([seconds.map((b) => b.second), ...names.map((n) => seconds.map((b) => {
+    const v = (valueOf(b) || {})[n];
+    return v == null ? null : (typeof v === "object" ? v.p99_ms : v);
+  }))]);
+}
 
 function bytes(n) { return n == null ? "?" : (n / 1048576).toFixed(0) + " MB"; }
 
@@ -24,7 +43,7 @@ function show(state) {
   $("status").textContent = state.finished ? `finished: ${state.finished}` :
     `running for ${state.elapsed_s.toFixed(1)} s, stream time ${state.stream_time ?? "–"}`;
   const counters = { ...state.counters, "elements/s": Math.round(state.rates.elements),
-                     "outputs/s": Math.round(state.rates.outputs), memory: bytes(state.rss_bytes) };
+                     "outputs/s": Math.round(state.rates.outputs), memory: bytes(state.rss_bytes), ...(state.held || {}) };
   $("counters").replaceChildren(...Object.entries(counters).map(([k, v]) => {
     const div = document.createElement("div");
     div.className = "counter";
@@ -35,6 +54,8 @@ function show(state) {
   const s = state.seconds;
   throughput.setData([s.map((b) => b.second), s.map((b) => b.elements), s.map((b) => b.outputs)]);
   latency.setData([s.map((b) => b.second), s.map((b) => b.p50_ms), s.map((b) => b.p99_ms)]);
+  namedChart("phases", s, (b) => b.phases);
+  namedChart("held", s.filter((b) => b.held && Object.keys(b.held).length), (b) => b.held);
   $("batches-box").hidden = state.batches.length === 0;
   $("batches").tBodies[0].replaceChildren(...state.batches.slice(-30).reverse().map((b) => {
     const tr = document.createElement("tr");
@@ -47,6 +68,8 @@ function show(state) {
   }));
   $("problems-box").hidden = state.problems.length === 0;
   $("problems").replaceChildren(...state.problems.map((p) => Object.assign(document.createElement("li"), { textContent: p })));
+  $("late-box").hidden = !state.late || state.late.length === 0;
+  $("late").replaceChildren(...(state.late || []).map((p) => Object.assign(document.createElement("li"), { textContent: p })));
   for (const o of state.outputs) {
     rows.push(o);
     if (!names.has(o.name)) {
@@ -55,6 +78,7 @@ function show(state) {
     }
   }
   rows.splice(0, Math.max(0, rows.length - KEEP));
+  $("why-hint").hidden = rows.some((o) => o.why);
   render();
 }
 
@@ -102,7 +126,7 @@ function ul(items) {
   return u;
 }
 function fact(f) {
-  const origin = f.from === "input" ? `input at ${f.time}: ${f.streams.map((s) => s ? `<${s}>` : "the stream").join(", ")}`
+  const origin = f.from === "input" ? `input: ${f.elements.map((e) => `${e.stream ? `<${e.stream}>` : "the stream"} at ${e.time}`).join(", ")}`
     : f.from === "rule" ? `rule ${f.rule}` : f.from === "background" ? "background" : (f.note || f.from);
   const li = item(text(f.fact, "fact"), text(`  [${origin}]`, `origin ${f.from}`));
   if (f.premises) li.append(ul([...f.premises.map(fact), ...(f.absent || []).map((a) => item(text(`not ${a}`, "fact")))]));
