@@ -124,6 +124,21 @@ def test_provenance_on_spark_equals_in_process(spark, tmp_path: Path, example: s
     assert records["inprocess"] and same(records["spark"]) == same(records["inprocess"])
 
 
+@pytest.mark.parametrize("case", [c for c in golden_cases() if c.id in ("csparql/isin_fig4_dred",
+                                                                        "rspql/paper_ex7_window_at_8")],
+                         ids=lambda c: c.id)
+def test_window_query_provenance_on_spark_equals_in_process(spark, tmp_path: Path, case: Case) -> None:
+    from chronolog.provenance.records import read_records
+
+    records = {}
+    for runner in ("inprocess", "spark"):
+        why = tmp_path / f"{runner}.jsonl"
+        assert cli.main([*case.arguments(tmp_path / f"{runner}.out.jsonl"), "--runner", runner,
+                         "--provenance", str(why)]) == 0
+        records[runner] = list(read_records(str(why)))
+    assert records["inprocess"] and records["spark"] == records["inprocess"]
+
+
 def test_stateless_rule_groups_detect_in_the_enrichment_stage() -> None:
     """CityBench Q1's same-time rule (a bare terminator, keyed by an observation) keeps no
     state: its detections leave the enrichment stage under the one pass-through key, while

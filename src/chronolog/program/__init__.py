@@ -5,13 +5,13 @@ from chronolog.program.contract import (
     ProgramSpec, ProgramWarning, Record, rule_warnings,
 )
 from chronolog.program.outputs import (
-    ATOMS, GRAPHS, OUTPUT_KINDS, SOLUTIONS, AtomsOutput, ExplainedGraph, GraphOutput, Output, Solution,
-    SolutionsOutput, explanation,
+    ATOMS, GRAPHS, OUTPUT_KINDS, SOLUTIONS, AtomsOutput, GraphOutput, Output, Solution, SolutionsOutput, explained,
+    explanation,
 )
 
 __all__ = [
     "ATOMS", "ATOMS_IN", "GLOBAL_KEY", "GRAPHS", "OUTPUT_KINDS", "RDF", "SOLUTIONS", "UNNAMED", "AtomsOutput",
-    "ExplainedGraph", "GlobalPlan", "GraphOutput", "Inputs", "Options", "Output", "Plan", "Prepared", "Processed", "Program",
-    "ProgramSpec", "ProgramWarning", "Record", "Solution", "SolutionsOutput", "explanation",
+    "GlobalPlan", "GraphOutput", "Inputs", "Options", "Output", "Plan", "Prepared", "Processed", "Program",
+    "ProgramSpec", "ProgramWarning", "Record", "Solution", "SolutionsOutput", "explained", "explanation",
     "rule_warnings",
 ]

@@ -36,16 +36,6 @@ class GraphOutput(NamedTuple):
     triples: tuple[Triple, ...]
 
 
-class ExplainedGraph(GraphOutput):
-    """A ``GraphOutput`` that says why it holds: ``why``, its provenance record
-    (docs/formats.md), set by a program compiled with ``Options.provenance``."""
-
-
-def explanation(output: Output) -> dict | None:
-    """The provenance record of an output, when its program recorded one."""
-    return getattr(output, "why", None)
-
-
 class Solution(NamedTuple):
     """One solution: variable -> term id (unbound variables absent), and the interval of an
     event solution (both None for a plain one)."""
@@ -71,6 +61,27 @@ class AtomsOutput(NamedTuple):
 
 
 Output = Union[GraphOutput, SolutionsOutput, AtomsOutput]
+
+
+class ExplainedGraph(GraphOutput):
+    """A ``GraphOutput`` that says why it holds: ``why``, its provenance record
+    (docs/formats.md), made by a program compiled with ``Options.provenance``."""
+
+
+class ExplainedSolutions(SolutionsOutput):
+    """A ``SolutionsOutput`` that says why it holds (``why``, as ``ExplainedGraph``)."""
+
+
+def explained(output: GraphOutput | SolutionsOutput, record: dict) -> Output:
+    """``output`` with its provenance record (equal to ``output``: only what it carries differs)."""
+    made = (ExplainedGraph if isinstance(output, GraphOutput) else ExplainedSolutions)(*output)
+    made.why = record  # type: ignore[attr-defined]
+    return made
+
+
+def explanation(output: Output) -> dict | None:
+    """The provenance record of an output, when its program recorded one."""
+    return getattr(output, "why", None)
 
 
 def kind_of(output: Output) -> str:

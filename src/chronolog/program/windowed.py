@@ -36,7 +36,8 @@ from chronolog.datalog.reasoner import Reasoner
 from chronolog.errors import ChronologError
 from chronolog.formats import load_graph
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning, rule_warnings
-from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput, explained
+from chronolog.program.window_provenance import WindowExplainer
 from chronolog.program.termtext import as_ids, as_text
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql import algebra as A
@@ -149,7 +150,8 @@ class WindowedProgram(Program):
         self.output_kind = SOLUTIONS
         self._evaluating: _Running | None = None  # the query being evaluated (for timestamp)
         self._times: dict[tuple[int, int, int], int] | None = None  # its window triples' latest times
-        self._term_text = lru_cache(maxsize=1 << 16)(lambda t: "" if t is None else str(self.dictionary.decode(t)))
+        self.term_text = lru_cache(maxsize=1 << 16)(lambda t: "" if t is None else str(self.dictionary.decode(t)))
+        self.explainer = WindowExplainer(self) if options.provenance else None
 
     def _reasoner(self) -> Reasoner:
         """A reasoner over the one background closure (the first maintenance takes the one
@@ -195,6 +197,11 @@ class WindowedProgram(Program):
 
     def held(self) -> dict[str, int]:
         return {"window items": sum(running.schedule.held() for running in self.running)}
+
+    @property
+    def background_view(self) -> Layers:
+        """The background closure every query's windows sit on."""
+        return self._base.background_view
 
     def timestamp(self, s: object, p: object, o: object) -> Literal | None:
         """The time of the most recent element that holds the triple ``(s, p, o)`` in the
@@ -243,27 +250,33 @@ class WindowedProgram(Program):
             answer = self._answer(query.query, view) if running.maintained is None else \
                 self._maintain(running, view, {QUAD: entered}, left)
         elif running.maintained is None:
-            answer = self._answer(query.query, views[""])
+            view = views[""]
+            answer = self._answer(query.query, view)
         else:
+            view = views[""]
             overlay = set(running.maintainers[""].overlay.triples)
             before = running.held.get("", set())
             running.held[""] = overlay
-            answer = self._maintain(running, views[""], {TRIPLE: overlay - before}, before - overlay)
+            answer = self._maintain(running, view, {TRIPLE: overlay - before}, before - overlay)
         rows = relation_to_stream(query.r2s, running.previous, answer)
         running.previous = answer
         if not rows:
             return []
         if running.canonical:
             rows.sort(key=self._row_key)  # type: ignore[arg-type]
-        if self.output_kind == GRAPHS:
-            return [GraphOutput(instant.time, query.name, tuple(dict.fromkeys(rows)))]  # type: ignore[arg-type]
         names = query.query.variables if query.query.form == "SELECT" else ["ask"]
-        if names[-2:] != [START, END]:
-            solutions = tuple(Solution({n: v for n, v in zip(names, row) if v is not None}) for row in rows)  # type: ignore[arg-type]
+        if self.output_kind == GRAPHS:
+            output: Output = GraphOutput(instant.time, query.name, tuple(dict.fromkeys(rows)))  # type: ignore[arg-type]
+        elif names[-2:] != [START, END]:
+            output = SolutionsOutput(instant.time, query.name, tuple(
+                Solution({n: v for n, v in zip(names, row) if v is not None}) for row in rows))  # type: ignore[arg-type]
         else:
-            solutions = tuple(Solution({n: v for n, v in zip(names[:-2], row) if v is not None}, *map(self._time, row[-2:]))  # type: ignore[arg-type, index]
-                              for row in rows)
-        return [SolutionsOutput(instant.time, query.name, solutions)]
+            output = SolutionsOutput(instant.time, query.name, tuple(
+                Solution({n: v for n, v in zip(names[:-2], row) if v is not None}, *map(self._time, row[-2:]))  # type: ignore[arg-type, index]
+                for row in rows))
+        if self.explainer is not None:
+            output = explained(output, self.explainer.record(running, instant.time, rows, names, views, view))
+        return [output]
 
     def _named_view(self, running: _Running) -> tuple[Layers, list[Fact], list[Fact]]:
         """The view of a query over named windows: the background, the static named
@@ -307,7 +320,7 @@ class WindowedProgram(Program):
         return Counter(kept.update(view, entered, left))
 
     def _row_key(self, row: tuple) -> tuple[str, ...]:
-        text = self._term_text
+        text = self.term_text
         return tuple(text(t) for t in row)
 
     def _time(self, term: int | None) -> int | None:

@@ -50,9 +50,10 @@ def read_records(path: str) -> Iterator[dict]:
             except json.JSONDecodeError as exc:
                 raise ChronologError(f"{path}:{number}:{exc.colno}: not a provenance record: {exc.msg}: "
                                      f"{line.strip()[:80]}") from None
-            if not isinstance(record, dict) or "element" not in record or "events" not in record:
-                raise ChronologError(f"{path}:{number}:1: not a provenance record (no element or events): "
-                                     f"{line.strip()[:80]}")
+            if not isinstance(record, dict) or "element" not in record or not ("events" in record or
+                                                                               "solutions" in record):
+                raise ChronologError(f"{path}:{number}:1: not a provenance record (no element, events or "
+                                     f"solutions): {line.strip()[:80]}")
             yield record
 
 
@@ -74,6 +75,16 @@ def _names(record: dict, wanted: str) -> bool:
 
 def explain_text(record: dict) -> str:
     """A record as an indented derivation tree."""
+    if "solutions" in record:  # a window query's output
+        lines = [f"{record['element']} at {record['time']}: query {record['query']} ({record['at']})"]
+        if "note" in record:
+            lines.append(f"  {record['note']}")
+        for solution in record["solutions"]:
+            bindings = " ".join(f"?{k}={v}" for k, v in solution["bindings"].items())
+            lines.append(f"  solution {bindings}" if bindings else "  solution")
+            for fact in solution["facts"]:
+                _fact(fact, 2, lines)
+        return "\n".join(lines)
     lines = [f"{record['element']} at {record['time']}: rule <{record['rule']}> ({record['at']}), "
              f"firing {record['firing']}"]
     lines.extend("    " + line for line in record.get("graph", "").splitlines())
@@ -117,10 +128,11 @@ def _event(event: dict, depth: int, lines: list[str]) -> None:
 def _fact(fact: dict, depth: int, lines: list[str]) -> None:
     pad = "  " * depth
     origin = fact["from"]
+    window = f" in window {fact['window']}" if "window" in fact else ""
     if origin == "input":
-        lines.append(f"{pad}{fact['fact']}  [input: {_elements(fact['elements'])}]")
+        lines.append(f"{pad}{fact['fact']}  [input{window}: {_elements(fact['elements'])}]")
     elif origin == "rule":
-        lines.append(f"{pad}{fact['fact']}  [rule {fact['rule']}]")
+        lines.append(f"{pad}{fact['fact']}  [rule {fact['rule']}{window}]")
         for premise in fact["premises"]:
             _fact(premise, depth + 1, lines)
         for absent in fact.get("absent", ()):

@@ -26,4 +26,4 @@ def compile(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Prog
 
 
 LANGUAGE = Language(name="csparql", title="C-SPARQL", extensions=(".csparql",), parse=parse, compile=compile,
-                    options=frozenset({"background", "rules", "max_derived", "maintenance"}))
+                    options=frozenset({"background", "rules", "max_derived", "maintenance", "provenance"}))

@@ -18,7 +18,7 @@ from chronolog.cep.expressions import AggValue
 from chronolog.errors import SourceMap
 from chronolog.provenance.facts import FactOrigins, asserted
 from chronolog.provenance.solutions import SolutionSupport
-from chronolog.store import TRIPLE, Fact, Layers
+from chronolog.store import Fact, Layers
 
 if TYPE_CHECKING:
     from chronolog.lang.dotr.program import DotrProgram
@@ -79,10 +79,10 @@ class DotrExplainer:
         text = program.term_text
         out = []
         for event in events:
-            facts = self._support[event.type].triples(view, now_ms, event.attrs)
+            facts = self._support[event.type].facts(view, now_ms, event.attrs)
             why = {"query": event.type, "at": self.event_at[event.type],
                    "bindings": {k: text(v) for k, v in event.attrs.items() if v is not None},
-                   "facts": [origins.explain(TRIPLE, t) for t in facts]}
+                   "facts": [origins.explain(*fact) for fact in facts]}
             out.append(event._replace(attrs={**event.attrs, WHY: why}))
         return out
 

@@ -55,9 +55,9 @@ from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
 from chronolog.program import (
-    GRAPHS, ExplainedGraph, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
+    GRAPHS, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
 )
-from chronolog.program.outputs import graph_text
+from chronolog.program.outputs import explained, graph_text
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
@@ -355,11 +355,10 @@ class DotrProgram(Program):
             if (slots[0][0] == "var" and d.is_literal(s)) or (slots[1][0] == "var" and not d.is_iri(p)):
                 continue  # nor one that would not be RDF (a literal subject, a non-IRI predicate)
             triples[(s, p, o)] = None
+        graph = OutputGraph(composite.end, lowered.iri, tuple(triples))
         if self.explainer is None:
-            return OutputGraph(composite.end, lowered.iri, tuple(triples))
-        graph = ExplainedGraph(composite.end, lowered.iri, tuple(triples))
-        graph.why = self.explainer.record(composite, firing, graph_text(graph.triples, d))
-        return graph
+            return graph
+        return explained(graph, self.explainer.record(composite, firing, graph_text(graph.triples, d)))  # type: ignore[return-value]
 
     # -- the contract's state, description and split ------------------------------------
 

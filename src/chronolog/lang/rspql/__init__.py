@@ -25,4 +25,4 @@ def compile(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Prog
 
 
 LANGUAGE = Language(name="rspql", title="RSP-QL", extensions=(".rspql",), parse=parse, compile=compile,
-                    options=frozenset({"background", "rules", "max_derived", "maintenance", "policy"}))
+                    options=frozenset({"background", "rules", "max_derived", "maintenance", "policy", "provenance"}))

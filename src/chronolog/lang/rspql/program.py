@@ -22,6 +22,8 @@ from chronolog.window.report import EvaluateAt, ReportPolicy, WindowClose
 def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Program:
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
     if tree.alone:
+        if spec.options.provenance:
+            raise ChronologError("--provenance: an RSP-QL query whose WHERE is MATCH ( E ) alone records none yet")
         return MatchProgram(spec, tree, dictionary)
     if tree.match is None and spec.options.policy is not None:
         raise ChronologError("--policy applies to an RSP-QL query with MATCH ( E ); this one has none")

@@ -126,8 +126,9 @@ function ul(items) {
   return u;
 }
 function fact(f) {
-  const origin = f.from === "input" ? `input: ${f.elements.map((e) => `${e.stream ? `<${e.stream}>` : "the stream"} at ${e.time}`).join(", ")}`
-    : f.from === "rule" ? `rule ${f.rule}` : f.from === "background" ? "background" : (f.note || f.from);
+  const window = f.window ? ` in window ${f.window}` : "";
+  const origin = f.from === "input" ? `input${window}: ${f.elements.map((e) => `${e.stream ? `<${e.stream}>` : "the stream"} at ${e.time}`).join(", ")}`
+    : f.from === "rule" ? `rule ${f.rule}${window}` : f.from === "background" ? "background" : (f.note || f.from);
   const li = item(text(f.fact, "fact"), text(`  [${origin}]`, `origin ${f.from}`));
   if (f.premises) li.append(ul([...f.premises.map(fact), ...(f.absent || []).map((a) => item(text(`not ${a}`, "fact")))]));
   return li;
@@ -145,9 +146,19 @@ function composite(r) {
     ...(r.aggregates || []).map((a) => item(text(`${a.name} over ${a.events.length} event(s)`, "event"), ul(a.events.map(event)))),
     ...(r.absent || []).map((alias) => item(text(`no ${alias} event in its scope`, "event")))]);
 }
+function solutions(r) {
+  return ul(r.solutions.map((s) => {
+    const bindings = Object.entries(s.bindings).map(([k, v]) => `?${k}=${v}`).join(" ");
+    return item(text(`solution ${bindings}`, "event"), ul(s.facts.map(fact)));
+  }));
+}
 function why(record) {
   const box = document.createElement("div");
   box.className = "why";
-  box.append(text(`rule <${record.rule}> (${record.at}), firing ${record.firing}, because:`, "event"), composite(record));
+  if (record.solutions) {
+    box.append(text(`query ${record.query} (${record.at})${record.note ? `: ${record.note}` : ""}, because:`, "event"), solutions(record));
+  } else {
+    box.append(text(`rule <${record.rule}> (${record.at}), firing ${record.firing}, because:`, "event"), composite(record));
+  }
   return box;
 }
