@@ -37,6 +37,11 @@ def rule_text(rule: Rule) -> str:
     return f"{rule.place}: {rule.place.text.strip()}"
 
 
+def input_origin(text: str, elements: Sequence[tuple[str, int]]) -> Origin:
+    """The explanation of a fact that input elements (stream, time) brought."""
+    return {"fact": text, "from": "input", "elements": [{"stream": s, "time": t} for s, t in elements]}
+
+
 def asserted(paths: Sequence[str], dictionary: TermDictionary, closure: Layers) -> Callable[[Fact], bool]:
     """Whether a triple was asserted by one of the background files ``paths`` (read again
     here); for a closure folder (``materialize --parquet``), asserted and derived are one,
@@ -90,8 +95,7 @@ class FactOrigins:
         if relation == TRIPLE:
             elements = self.inputs.get(fact)
             if elements is not None:
-                return self._keep(key, {"fact": text, "from": "input",
-                                        "elements": [{"stream": s, "time": t} for s, t in elements]})
+                return self._keep(key, input_origin(text, elements))
             if self.background(fact):
                 return self._keep(key, {"fact": text, "from": "background"})
         if key in path:

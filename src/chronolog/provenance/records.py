@@ -81,7 +81,8 @@ def explain_text(record: dict) -> str:
             lines.append(f"  {record['note']}")
         for solution in record["solutions"]:
             bindings = " ".join(f"?{k}={v}" for k, v in solution["bindings"].items())
-            lines.append(f"  solution {bindings}" if bindings else "  solution")
+            interval = f" over [{solution['start']}, {solution['end']}]" if "start" in solution else ""
+            lines.append(f"  solution{interval} {bindings}".rstrip())
             for fact in solution["facts"]:
                 _fact(fact, 2, lines)
         return "\n".join(lines)

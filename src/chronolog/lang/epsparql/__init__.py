@@ -23,4 +23,4 @@ def compile(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Prog
 
 
 LANGUAGE = Language(name="epsparql", title="EP-SPARQL", extensions=(".eps",), parse=parse, compile=compile,
-                    options=frozenset({"background", "rules", "max_derived", "policy"}))
+                    options=frozenset({"background", "rules", "max_derived", "policy", "provenance"}))

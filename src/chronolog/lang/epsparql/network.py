@@ -27,11 +27,14 @@ from chronolog.terms import Var
 
 
 class Sol(NamedTuple):
-    """A solution: bindings (unbound variables absent) and its interval."""
+    """A solution: bindings (unbound variables absent) and its interval; in a network that
+    explains (:func:`explain`), ``why``: the triple occurrences it used, each as the
+    explanation of the fact (docs/formats.md, provenance), else None."""
 
     bindings: dict
     start: int
     end: int
+    why: tuple | None = None
 
 
 Condition = Callable[[dict, int, int], bool]  # merged bindings, start, end -> qualifies
@@ -60,9 +63,11 @@ class Round:
     """What one evaluation of a time point sees and what it would change, committed only
     for the last round (CONSTRUCT rules may need several rounds to reach their fixpoint)."""
 
-    def __init__(self, time: int, occurrences: dict[int | None, list[tuple[tuple[int, int, int], int]]]) -> None:
+    def __init__(self, time: int, occurrences: dict[int | None, list[tuple[tuple[int, int, int], int]]],
+                 origins: dict | None = None) -> None:
         self.time = time
         self.occurrences = occurrences  # predicate id -> [(triple, start)], all ending at time
+        self.origins = origins  # when explaining: (triple, start) -> the occurrence's explanation
         self.commits: list[Callable[[], None]] = []
 
 
@@ -150,7 +155,7 @@ class Project(Node):
                 value = sol.bindings.get(var) if compute is None else compute(sol.bindings, sol.start, sol.end)
                 if value is not None:
                     bindings[var] = value
-            out.append(Sol(bindings, sol.start, sol.end))
+            out.append(Sol(bindings, sol.start, sol.end, sol.why))
         return dedupe(out)
 
 
@@ -399,6 +404,37 @@ class Binary(Node):
             self.left_store.add(left)
         if self.right_store is not None:
             self.right_store.add(right)
+
+
+def explain(node: Node) -> None:
+    """Make the network under ``node`` explain its solutions (``Sol.why``): a leaf's
+    solution holds its occurrence's explanation (from ``Round.origins``), a combination the
+    explanations of both sides. Without it, nothing of this runs."""
+    for n in walk(node):
+        if isinstance(n, Leaf):
+            n.delta = _explaining_leaf(n)  # type: ignore[method-assign]
+        elif isinstance(n, Binary):
+            plain = n._merge
+
+            def merge(a: Sol, b: Sol, plain=plain) -> Sol | None:
+                combined = plain(a, b)
+                return None if combined is None else combined._replace(why=(a.why or ()) + (b.why or ()))
+            n._merge = merge  # type: ignore[method-assign]
+
+
+def _explaining_leaf(leaf: Leaf) -> Callable[[Round], list[Sol]]:
+    plain = leaf.delta
+    pattern = leaf.pattern
+
+    def delta(rnd: Round) -> list[Sol]:
+        origins = rnd.origins or {}
+        out = []
+        for sol in plain(rnd):
+            triple = tuple(sol.bindings[t] if isinstance(t, Var) else t for t in pattern)
+            out.append(sol._replace(why=(origins.get((triple, sol.start)),)))
+        return out
+
+    return delta
 
 
 def walk(node: Node) -> Iterable[Node]:

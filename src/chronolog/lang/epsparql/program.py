@@ -24,7 +24,8 @@ from chronolog.lang.epsparql.lowering import SELECTIONS, Fresh, Lowering, order_
 from chronolog.lang.epsparql.syntax import Program as Tree
 from chronolog.lang.epsparql.syntax import parse
 from chronolog.program.contract import Inputs, Program, ProgramSpec, ProgramWarning
-from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput
+from chronolog.lang.epsparql.provenance import OccurrenceOrigins
+from chronolog.program.outputs import GRAPHS, SOLUTIONS, GraphOutput, Output, Solution, SolutionsOutput, explained
 from chronolog.terms import TermDictionary, Var
 from chronolog.timeunits import unit_ms
 
@@ -71,6 +72,10 @@ class EpsparqlProgram(Program):
             self.reasoner = reasoner_for(list(options.background), list(options.rules), self.dictionary,
                                          max_derived=options.max_derived)
         self.now: int | None = None
+        self.explainer = OccurrenceOrigins(self) if options.provenance else None
+        if self.explainer is not None:
+            for statement in self.statements:
+                N.explain(statement.node)
 
     def _statement(self, statement: object, index: int, order: N.KeyText) -> Statement:
         from chronolog.lang.epsparql.syntax import Construct
@@ -114,11 +119,13 @@ class EpsparqlProgram(Program):
 
     # -- running --
     def push(self, time: int, inputs: Inputs) -> list[Output]:
-        triples = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
+        given = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
+        triples = given
+        view = None
         if self.reasoner is not None:
             from chronolog.store import Layers
 
-            self.reasoner.at(triples)
+            view = self.reasoner.at(triples)
             triples = list(dict.fromkeys([*triples, *Layers([self.reasoner.overlay]).scan("triple")]))
         self.now = time
         occurrences: dict[int | None, list] = {}
@@ -126,13 +133,19 @@ class EpsparqlProgram(Program):
         for t in triples:
             occurrences.setdefault(t[1], []).append((t, time))
             seen.add((t, time))
+        origins = None if self.explainer is None else self.explainer.occurrences(time, inputs, triples, view)
         derived: dict[str, dict[Triple, None]] = {s.name: {} for s in self.rules}
+        made: dict[str, list[N.Sol]] = {s.name: [] for s in self.rules}  # explaining: the solutions behind them
         while True:
-            rnd = N.Round(time, occurrences)
+            rnd = N.Round(time, occurrences, origins)
             fresh = False
             for rule in self.rules:
                 for sol in rule.node.delta(rnd):
-                    for triple in self._instantiate(rule, sol):
+                    built = self._instantiate(rule, sol)
+                    if built and origins is not None:
+                        made[rule.name].append(sol)
+                        self.explainer.constructed(origins, rule.name, sol, built)  # type: ignore[union-attr]
+                    for triple in built:
                         derived[rule.name][triple] = None
                         if (triple, sol.start) not in seen:
                             seen.add((triple, sol.start))
@@ -146,7 +159,10 @@ class EpsparqlProgram(Program):
         for store in self.stores:
             store.expire(time)
         if self.select is None:
-            return [GraphOutput(time, name, tuple(ts)) for name, ts in derived.items() if ts]
+            graphs: list[Output] = [GraphOutput(time, name, tuple(ts)) for name, ts in derived.items() if ts]
+            if self.explainer is not None:
+                graphs = [explained(g, self.explainer.record(time, g.rule, made[g.rule])) for g in graphs]  # type: ignore[arg-type]
+            return graphs
         return self._solutions(time, answers)
 
     def _instantiate(self, rule: Statement, sol: N.Sol) -> list[Triple]:
@@ -183,22 +199,28 @@ class EpsparqlProgram(Program):
         assert self.select is not None
         decode = self.dictionary.decode
         found: dict[tuple, Solution] = {}
+        behind: dict[tuple, N.Sol] = {}  # explaining: the first solution of the network behind each
         for sol in answers:
             bindings = {str(v): sol.bindings[v] for v in self.select.projection if sol.bindings.get(v) is not None}
             key = (frozenset(bindings.items()), sol.start, sol.end)
             found.setdefault(key, Solution(bindings, sol.start, sol.end))
+            behind.setdefault(key, sol)
         if not found:
             return []
         ordered = list(found.values())
         if len(ordered) > 1:
             ordered.sort(key=lambda s: (s.start, sorted((k, str(decode(v))) for k, v in s.bindings.items())))
-        return [SolutionsOutput(time, "select", tuple(ordered))]
+        output = SolutionsOutput(time, "select", tuple(ordered))
+        if self.explainer is None:
+            return [output]
+        sols = [behind[(frozenset(s.bindings.items()), s.start, s.end)] for s in ordered]
+        return [explained(output, self.explainer.record(time, "select", sols, self.select.projection))]
 
     # -- state --
 
     def snapshot(self) -> bytes:
         decode = self.dictionary.decode
-        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end)
+        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end, sol.why)
                    for sol in store.solutions()] for store in self.stores]
         return pickle.dumps({"now": self.now, "stores": stores}, protocol=5)
 
@@ -208,6 +230,7 @@ class EpsparqlProgram(Program):
         encode = self.dictionary.encode
         for store, saved in zip(self.stores, state["stores"]):
             store.clear()
-            texts = [text for bindings, _, _ in saved for text in bindings.values()]
+            texts = [text for bindings, *_ in saved for text in bindings.values()]
             terms = iter(encode(t) for t in parse_terms(texts))
-            store.add(N.Sol({Var(v): next(terms) for v in bindings}, start, end) for bindings, start, end in saved)
+            store.add(N.Sol({Var(v): next(terms) for v in bindings}, start, end, why)
+                      for bindings, start, end, why in saved)

@@ -149,7 +149,8 @@ function composite(r) {
 function solutions(r) {
   return ul(r.solutions.map((s) => {
     const bindings = Object.entries(s.bindings).map(([k, v]) => `?${k}=${v}`).join(" ");
-    return item(text(`solution ${bindings}`, "event"), ul(s.facts.map(fact)));
+    const interval = s.start !== undefined ? ` over [${s.start}, ${s.end}]` : "";
+    return item(text(`solution${interval} ${bindings}`, "event"), ul(s.facts.map(fact)));
   }));
 }
 function why(record) {
