@@ -304,12 +304,6 @@ def test_explain_names_a_broken_file_line(tmp_path: Path) -> None:
         list(read_records(str(bad)))
 
 
-def test_provenance_where_it_is_not_recorded_says_so(tmp_path: Path) -> None:
-    done = run_cli("run", "examples/lars/cooling.lars", "--stream", "examples/lars/temp.jsonl", "--runner", "inprocess",
-                   "--provenance", str(tmp_path / "why.jsonl"))
-    assert done.returncode == 2 and "--provenance does not apply to LARS programs" in done.stderr, done.stderr
-
-
 def test_the_explanation_of_an_output_is_the_same_as_rendered(tmp_path: Path) -> None:
     engine = fire_engine(provenance=True)
     (output,) = engine.run_files({"": str(EXAMPLES / "fire/stream.trig")})
@@ -341,15 +335,7 @@ def test_a_lars_run_with_the_live_view_is_not_refused(tmp_path: Path) -> None:
 def window_cases() -> list:
     from golden import cases
 
-    found = []
-    for case in cases():
-        if case.lang in ("csparql", "rspql"):
-            spec = case.spec()
-            text = spec.text.upper()
-            if case.lang == "rspql" and "MATCH" in text and "WINDOW" not in text.split("WHERE", 1)[-1]:
-                continue  # MATCH ( E ) alone records no provenance yet
-            found.append(case)
-    return found
+    return [case for case in cases() if case.lang in ("csparql", "rspql")]
 
 
 @pytest.mark.parametrize("case", window_cases(), ids=lambda c: c.id)
@@ -430,3 +416,40 @@ def test_every_ep_sparql_solution_is_produced_by_its_explained_inputs_alone(case
                        (solution.get("start"), solution.get("end")) for s in again), (case.id, solution)
             checked += 1
     assert checked or not outputs
+
+
+@pytest.mark.parametrize("case", [c for c in __import__("golden").cases() if c.lang == "lars"], ids=lambda c: c.id)
+def test_every_lars_atom_is_explained_by_its_rules_and_input_atoms(case) -> None:  # type: ignore[no-untyped-def]
+    """With provenance, a LARS program outputs what it outputs without; each output's
+    record explains each atom it holds, down to input atoms that are in the stream at
+    their times, through the program's rules."""
+    from dataclasses import replace
+
+    from chronolog.atomstreams import read_atom_stream
+
+    spec = case.spec()
+    sources = {name: str(path) for name, path in case.streams.items()}
+    expected = list(Engine(spec).run_files(sources))
+    engine = Engine(replace(spec, options=replace(spec.options, provenance=True)))
+    outputs = list(engine.run_files(sources))
+    assert outputs == expected
+    given = {(e.time, atom) for path in sources.values() for e in read_atom_stream(path) for atom in e.triples}
+    rules = {line.strip() for line in spec.text.splitlines()}
+    seen = {"input": 0, "rule": 0}
+
+    def check(fact: dict) -> None:
+        seen[fact["from"]] = seen.get(fact["from"], 0) + 1
+        if fact["from"] == "input":
+            atom = fact["fact"].rsplit(" at ", 1)[0]
+            assert all((e["time"], atom) in given for e in fact["elements"]), fact
+        elif fact["from"] == "rule":
+            assert fact["rule"].split(": ", 1)[1] in rules
+        for premise in fact.get("premises", ()):
+            check(premise)
+
+    for output in outputs:
+        record = explanation(output)
+        assert [a["fact"].rsplit(" at ", 1)[0] for a in record["atoms"]] == list(output.atoms)
+        for atom in record["atoms"]:
+            check(atom)
+    assert seen["rule"] and seen.get("unexplained", 0) == 0

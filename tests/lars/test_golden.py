@@ -68,7 +68,7 @@ def test_example5_the_annotation_of_a_diamond_in_a_time_window() -> None:
     engine.push(35, {"": [()]})
     engine.push(36, {"": [("a(x1,y)",)]})
     step = engine.rules[0].plans[None][0]  # time_win(3, 0, 1, diamond(a(X, Y))), first in the body order
-    assert [(b, h) for b, h, _, new in engine._ground(step, {}, None)] == [({"X": "x1", "Y": "y"}, 39)]
+    assert [(b, h) for b, h, *_ in engine._ground(step, {}, None)] == [({"X": "x1", "Y": "y"}, 39)]
 
 
 def test_example6_overlapping_annotations_are_kept() -> None:

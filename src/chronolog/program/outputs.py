@@ -72,9 +72,15 @@ class ExplainedSolutions(SolutionsOutput):
     """A ``SolutionsOutput`` that says why it holds (``why``, as ``ExplainedGraph``)."""
 
 
-def explained(output: GraphOutput | SolutionsOutput, record: dict) -> Output:
+class ExplainedAtoms(AtomsOutput):
+    """An ``AtomsOutput`` that says why it holds (``why``, as ``ExplainedGraph``)."""
+
+
+def explained(output: Output, record: dict) -> Output:
     """``output`` with its provenance record (equal to ``output``: only what it carries differs)."""
-    made = (ExplainedGraph if isinstance(output, GraphOutput) else ExplainedSolutions)(*output)
+    kind = ExplainedGraph if isinstance(output, GraphOutput) else \
+        ExplainedSolutions if isinstance(output, SolutionsOutput) else ExplainedAtoms
+    made = kind(*output)
     made.why = record  # type: ignore[attr-defined]
     return made
 

@@ -40,7 +40,8 @@ class WindowExplainer:
         query = running.query
         support = self._support.get(query.name)
         if support is None:
-            support = self._support[query.name] = SolutionSupport(query.query)
+            extra = None if query.inline is None else query.inline.facts
+            support = self._support[query.name] = SolutionSupport(query.query, extra)
         explain = self._explainer(running, views)
         record: dict = {"time": time, "query": query.name, "at": self.program.spec.filename or ""}
         if query.r2s is DSTREAM:

@@ -59,13 +59,16 @@ START, END = "@start", "@end"  # the variables of a solution's interval
 class Inline(Protocol):
     """Solutions a language computes itself from the windows' items at each instant and
     puts into its query (RSEP-QL's MATCH, :mod:`chronolog.lang.rspql.mixed`); its state as
-    text, for snapshots."""
+    text, for snapshots; with provenance, the window items behind a solution, as quads of
+    their window."""
 
     def fill(self, time: int, buffers: Mapping[str, WindowBuffer]) -> None: ...
 
     def state(self) -> object: ...
 
     def set_state(self, state: object) -> None: ...
+
+    def facts(self, solution: Mapping) -> list: ...
 
 
 @dataclass

@@ -50,8 +50,8 @@ def read_records(path: str) -> Iterator[dict]:
             except json.JSONDecodeError as exc:
                 raise ChronologError(f"{path}:{number}:{exc.colno}: not a provenance record: {exc.msg}: "
                                      f"{line.strip()[:80]}") from None
-            if not isinstance(record, dict) or "element" not in record or not ("events" in record or
-                                                                               "solutions" in record):
+            if not isinstance(record, dict) or "element" not in record or not (
+                    "events" in record or "solutions" in record or "atoms" in record):
                 raise ChronologError(f"{path}:{number}:1: not a provenance record (no element, events or "
                                      f"solutions): {line.strip()[:80]}")
             yield record
@@ -75,6 +75,11 @@ def _names(record: dict, wanted: str) -> bool:
 
 def explain_text(record: dict) -> str:
     """A record as an indented derivation tree."""
+    if "atoms" in record:  # a LARS output: every atom it holds
+        lines = [f"{record['element']} at {record['time']}: the atoms that hold ({record['at']})"]
+        for fact in record["atoms"]:
+            _fact(fact, 1, lines)
+        return "\n".join(lines)
     if "solutions" in record:  # a window query's output
         lines = [f"{record['element']} at {record['time']}: query {record['query']} ({record['at']})"]
         if "note" in record:

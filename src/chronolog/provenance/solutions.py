@@ -9,7 +9,7 @@ evaluation: its triples are the patterns instantiated.
 """
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql import algebra as A
@@ -25,8 +25,11 @@ Held = tuple[str, Fact]  # (relation, fact): a triple, or a quad (graph, s, p, o
 class SolutionSupport:
     """The facts behind the solutions of one prepared query."""
 
-    def __init__(self, query: PreparedQuery) -> None:
+    def __init__(self, query: PreparedQuery, extra: Callable[[Mapping[Var, int]], list[Held]] | None = None) -> None:
+        """``extra`` gives the facts behind a part of a solution that no triple pattern
+        matched (RSP-QL's MATCH, as VALUES rows)."""
         self.query = query
+        self.extra = extra
         node = query.query.pattern
         while isinstance(node, _MODIFIERS):
             node = node.pattern
@@ -92,6 +95,8 @@ class SolutionSupport:
             g = solution.get(graph) if isinstance(graph, Var) else graph
             if g is not None and quads((g, *triple)):
                 found[(QUAD, (g, *triple))] = None
+        if self.extra is not None:
+            found.update(dict.fromkeys(self.extra(solution)))
         return list(found)
 
 

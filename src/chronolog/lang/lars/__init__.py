@@ -24,4 +24,4 @@ def compile(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Prog
 
 
 LANGUAGE = Language(name="lars", title="LARS", extensions=(".lars",), parse=parse, compile=compile,
-                    options=frozenset())
+                    options=frozenset({"provenance"}))

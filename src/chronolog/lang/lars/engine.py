@@ -41,7 +41,8 @@ from chronolog.lang.lars.check import (
 )
 from chronolog.lang.lars.syntax import Comp, Const, Math, Term, Var
 from chronolog.program.contract import ATOMS_IN, UNNAMED, Inputs, Program, ProgramSpec, UnknownStreamError
-from chronolog.program.outputs import ATOMS, AtomsOutput, Output
+from chronolog.lang.lars.provenance import AtomOrigins
+from chronolog.program.outputs import ATOMS, AtomsOutput, Output, explained
 from chronolog.terms import TermDictionary
 
 Binding = dict[str, Value]
@@ -139,6 +140,7 @@ class LarsEngine(Program):
         self.dictionary = dictionary or TermDictionary()
         self.warnings = []
         self.rules = [_Rule(r, i) for i, r in enumerate(program.rules)]
+        self.explainer = AtomOrigins(self) if spec.options.provenance else None
         self.intensional = program.intensional
         windows = [lit.window for r in program.rules for lit in r.literals]
         unbounded = any(lit.window is None and lit.modality != PLAIN for r in program.rules for lit in r.literals)
@@ -176,24 +178,30 @@ class LarsEngine(Program):
         outputs: list[Output] = []
         if self.last is not None:
             for empty in range(self.last + 1, time):
-                outputs.append(self._evaluate(empty, []))
+                outputs.append(self._output_at(empty, []))
         atoms: dict[tuple, None] = {}
         for element in inputs.get(UNNAMED, ()):
             for text in element:
                 atoms.setdefault(parse_atom(text), None)
-        outputs.append(self._evaluate(time, list(atoms)))
+        outputs.append(self._output_at(time, list(atoms)))
         return outputs
+
+    def _output_at(self, t: int, atoms: list[tuple]) -> Output:
+        """Evaluate time point ``t``; its output, explained while what holds at t is known."""
+        output = self._evaluate(t, atoms)
+        return output if self.explainer is None else explained(output, self.explainer.record(output))
 
     def snapshot(self) -> bytes:
         facts = list(self.store)
         number = {f.serial: i for i, f in enumerate(facts)}
         data = [(time, [number[f.serial] for f in at_time]) for time, at_time in self.data]
         pending = {time: [(rule.position, match) for rule, match in due] for time, due in self.pending.items()}
+        why = None if self.explainer is None else self.explainer.of(facts)
         return pickle.dumps((self.first, self.last, self.count, list(self.arrivals), self.counts,
-                             [f.state() for f in facts], data, pending), protocol=5)
+                             [f.state() for f in facts], data, pending, why), protocol=5)
 
     def restore(self, data: bytes) -> None:
-        first, last, count, arrivals, counts, facts, by_time, pending = pickle.loads(data)
+        first, last, count, arrivals, counts, facts, by_time, pending, why = pickle.loads(data)
         self._reset()
         self.pending = {time: [(self.rules[i], match) for i, match in due] for time, due in pending.items()}
         self.first, self.last, self.count, self.counts = first, last, count, dict(counts)
@@ -205,6 +213,8 @@ class LarsEngine(Program):
         self._texts = {atom: atom_text(atom) for atom in [*self._holding, *self._now_atoms]}
         self._sorted = sorted(self._texts.values())
         self.data.extend((time, [made[i] for i in indexes]) for time, indexes in by_time)
+        if self.explainer is not None:
+            self.explainer.restore(made, why)
 
     def describe(self) -> list[str]:
         return [f"{len(self.rules)} rules in {self.checked.strata} strata"]
@@ -310,6 +320,8 @@ class LarsEngine(Program):
                 return None
         fact = Fact(rule.head_pred, args, at, self.now, horizon=horizon, count_horizon=count_horizon)
         self._insert(fact)
+        if self.explainer is not None:
+            self.explainer.derived(fact, rule, binding)
         return fact
 
     def _insert(self, fact: Fact) -> None:
@@ -364,7 +376,7 @@ class LarsEngine(Program):
                     matches.append((binding, horizon, count_horizon))
                 return
             only = delta if k == 0 else None
-            for b, h, hc, is_new in self._ground(steps[k], binding, only):
+            for b, h, hc, is_new, _ in self._ground(steps[k], binding, only):
                 if only is not None and not is_new:
                     continue
                 extend(k + 1, b, horizon if horizon < h else h, count_horizon if count_horizon < hc else hc)
@@ -393,10 +405,11 @@ class LarsEngine(Program):
                 horizon = min(horizon, self.now)
         matches.append((binding, horizon, count_horizon))
 
-    def _ground(self, step: _Step, binding: Binding, only: list[Fact] | None) -> list[tuple[Binding, int, int, bool]]:
+    def _ground(self, step: _Step, binding: Binding,
+                only: list[Fact] | None) -> list[tuple[Binding, int, int, bool, Fact]]:
         """Algorithm 2 for one positive literal: its groundings on facts (of ``only`` when
-        given), with how long each holds (time and count horizon) and whether it is new
-        at now."""
+        given), with how long each holds (time and count horizon), whether it is new at
+        now, and the fact."""
         t = self.now
         positions = step.positions
         key = tuple([binding[v] if is_var else v for is_var, v in step.key])
@@ -457,7 +470,7 @@ class LarsEngine(Program):
                     is_var, v = step.time_check  # type: ignore[misc]
                     if (extended[v] if is_var else v) != at:
                         continue
-            found.append((extended, horizon, count_horizon, new))
+            found.append((extended, horizon, count_horizon, new, fact))
         return found
 
     def _tuple_last(self, size: int, fact: Fact, at: int) -> int | None:

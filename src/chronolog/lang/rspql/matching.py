@@ -31,11 +31,12 @@ from chronolog.lang.rspql.events import (
 )
 from chronolog.lang.rspql.syntax import RspqlQuery
 from chronolog.program.contract import Inputs, Program, ProgramSpec
-from chronolog.program.outputs import SOLUTIONS, Output, Solution, SolutionsOutput
+from chronolog.program.outputs import SOLUTIONS, Output, Solution, SolutionsOutput, explained
+from chronolog.provenance.facts import input_origin
 from chronolog.program.termtext import as_ids, as_text
 from chronolog.terms import TermDictionary
 from chronolog.window.buffer import WindowBuffer
-from chronolog.window.r2s import relation_to_stream
+from chronolog.window.r2s import DSTREAM, relation_to_stream
 from chronolog.window.report import EvaluateAt, ReportPolicy, WindowClose
 from chronolog.window.schedule import Instant, Schedule
 
@@ -235,9 +236,13 @@ class EventMatching:
     """``MATCH ( E )`` over a query's windows, instant after instant, under a consumption
     policy: :meth:`events` at each evaluation instant, in time order."""
 
-    def __init__(self, pattern: Pattern, consumption: Consumption, dictionary: TermDictionary) -> None:
+    def __init__(self, pattern: Pattern, consumption: Consumption, dictionary: TermDictionary,
+                 explain: bool = False) -> None:
+        """``explain``: each event keeps the (window, triple) pairs it used, whatever the
+        consumption policy (it always does under one that consumes)."""
         self.pattern = pattern
         self.consumption = consumption
+        self.explain = explain
         self.windows = sorted(windows_of(pattern))
         ids = {t: dictionary.iri(t) if isinstance(t, str) else dictionary.encode(t)
                for e in _basics(pattern) for tr in e.triples for t in tr if not is_variable(t)}
@@ -257,7 +262,7 @@ class EventMatching:
                            for w in contents}
             self.snapshots = snapshots
             contents = {w: [(t, tr) for t, tr in items if tr in self.inputs[w]] for w, items in contents.items()}
-        events = Matcher(contents, self.basics, track)(self.pattern, time, {})
+        events = Matcher(contents, self.basics, track or self.explain)(self.pattern, time, {})
         if track:
             self.used = frozenset(u for us in events.values() for u in us)
         return events
@@ -294,7 +299,8 @@ class MatchProgram(Program):
         self.warnings = []
         self.output_kind = SOLUTIONS
         self.tree = tree
-        self.matching = EventMatching(tree.match, consumption_of(tree, spec), self.dictionary)
+        self.matching = EventMatching(tree.match, consumption_of(tree, spec), self.dictionary,
+                                      explain=spec.options.provenance)
         self.windows = {w.name: (w.stream, w.window) for w in tree.windows}  # all set the instants
         policy: ReportPolicy = WindowClose() if tree.instants is None else EvaluateAt(tree.instants)
         self.schedule = Schedule(self.windows, policy)
@@ -325,7 +331,36 @@ class MatchProgram(Program):
         if not rows:
             return []
         solutions = tuple(Solution(dict(zip(names, row)), row[-2], row[-1]) for row in rows)  # type: ignore[index]
-        return [SolutionsOutput(instant.time, self.tree.name, solutions)]
+        output = SolutionsOutput(instant.time, self.tree.name, solutions)
+        if not self.matching.explain:
+            return [output]
+        return [explained(output, self._record(instant.time, rows, events))]
+
+    def _record(self, time: int, rows: list, events: Events) -> dict:
+        """The provenance record of an output: each solution with the window items its
+        events used, each with the elements (stream, time) of the window that hold it in
+        the solution's interval (DSTREAM solutions left the answer: nothing holds them)."""
+        names = self.tree.select
+        used: dict[tuple, frozenset] = {}
+        for (m, start, end), pairs in events.items():
+            key = tuple(map(dict(m).__getitem__, names)) + (start, end)
+            used[key] = used.get(key, frozenset()) | pairs
+        buffers, streams = self.schedule.buffers, self.schedule.streams
+        text = partial(as_text, self.dictionary)
+        record: dict = {"time": time, "query": self.tree.name, "at": self.spec.filename or "", "solutions": []}
+        if self.tree.r2s is DSTREAM:
+            record["note"] = "these solutions left the answer (DSTREAM): what made them hold is gone"
+        for row in rows:
+            start, end = row[-2], row[-1]
+            facts = []
+            for window, triple in sorted(used.get(row, ()), key=lambda pair: (pair[0], text(pair[1]))):
+                times = [t for t, item in islice(buffers[window].items, buffers[window].inside)
+                         if item == triple and start <= t <= end]
+                facts.append({**input_origin(" ".join(text(triple)) + " .", [(streams[window], t) for t in times]),
+                              "window": f"<{window}>"})
+            record["solutions"].append({"bindings": dict(zip(names, text(row[:-2]))), "start": start, "end": end,
+                                        "facts": facts})
+        return record
 
     def snapshot(self) -> bytes:
         text = partial(as_text, self.dictionary)

@@ -21,6 +21,7 @@ from chronolog.lang.rspql.matching import EventMatching
 from chronolog.program.windowed import END, START, XSD_INTEGER
 from chronolog.sparql import PreparedQuery
 from chronolog.sparql import algebra as A
+from chronolog.sparql.evaluate import QUAD
 from chronolog.terms import TermDictionary, Var
 from chronolog.window.buffer import WindowBuffer
 
@@ -30,11 +31,13 @@ INTERVAL = (Var(START), Var(END))
 class MatchJoin:
     """The MATCH of one query, as the rows of a VALUES (the module docstring says how)."""
 
-    def __init__(self, pattern: Pattern, consumption: Consumption, dictionary: TermDictionary) -> None:
-        self.matching = EventMatching(pattern, consumption, dictionary)
+    def __init__(self, pattern: Pattern, consumption: Consumption, dictionary: TermDictionary,
+                 explain: bool = False) -> None:
+        self.matching = EventMatching(pattern, consumption, dictionary, explain)
         self.dictionary = dictionary
         self.variables = tuple(Var(v) for v in variables_of(pattern))
         self.rows: list[tuple] = []
+        self.used: dict[tuple, frozenset] = {}  # explaining: a row's ids -> the (window, triple) pairs it used
 
     def lower(self, prepared: PreparedQuery) -> PreparedQuery:
         """``prepared`` with the parser's VALUES read from :attr:`rows`."""
@@ -57,12 +60,22 @@ class MatchJoin:
         return PreparedQuery(self.dictionary, lowered, prepared.functions)
 
     def fill(self, time: int, buffers: Mapping[str, WindowBuffer]) -> None:
-        decode = self.dictionary.decode
+        decode, encode = self.dictionary.decode, self.dictionary.encode
         rows = []
-        for mapping, start, end in self.matching.events(time, buffers):
+        self.used = {}
+        for (mapping, start, end), used in self.matching.events(time, buffers).items():
             terms = dict(mapping)
             rows.append(tuple(decode(terms[v]) for v in self.variables) + (_integer(start), _integer(end)))
+            if self.matching.explain:
+                key = tuple(terms[v] for v in self.variables) + (encode(_integer(start)), encode(_integer(end)))
+                self.used[key] = self.used.get(key, frozenset()) | used
         self.rows[:] = rows
+
+    def facts(self, solution: Mapping[Var, int]) -> list[tuple[str, tuple]]:
+        """The window items the MATCH row of ``solution`` used, as quads of their window."""
+        key = tuple(solution.get(v) for v in self.variables + INTERVAL)
+        iri = self.dictionary.iri
+        return [(QUAD, (iri(window), *triple)) for window, triple in sorted(self.used.get(key, ()))]
 
     def state(self) -> object:
         return self.matching.state(self.dictionary)

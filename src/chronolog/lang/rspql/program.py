@@ -22,8 +22,6 @@ from chronolog.window.report import EvaluateAt, ReportPolicy, WindowClose
 def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -> Program:
     tree = parse(spec.text, spec.filename, unit_ms(spec.options.time_unit))  # type: ignore[arg-type]
     if tree.alone:
-        if spec.options.provenance:
-            raise ChronologError("--provenance: an RSP-QL query whose WHERE is MATCH ( E ) alone records none yet")
         return MatchProgram(spec, tree, dictionary)
     if tree.match is None and spec.options.policy is not None:
         raise ChronologError("--policy applies to an RSP-QL query with MATCH ( E ); this one has none")
@@ -31,7 +29,7 @@ def compile_rspql(spec: ProgramSpec, dictionary: TermDictionary | None = None) -
     query = prepare_extended(tree.sparql, spec.text, program.dictionary, spec.filename)
     inline = None
     if tree.match is not None:
-        inline = MatchJoin(tree.match, consumption_of(tree, spec), program.dictionary)
+        inline = MatchJoin(tree.match, consumption_of(tree, spec), program.dictionary, spec.options.provenance)
         query = inline.lower(query)
     windows = {w.name: (w.stream, w.window) for w in tree.windows}
     policy: ReportPolicy = WindowClose() if tree.instants is None else EvaluateAt(tree.instants)

@@ -156,7 +156,9 @@ function solutions(r) {
 function why(record) {
   const box = document.createElement("div");
   box.className = "why";
-  if (record.solutions) {
+  if (record.atoms) {
+    box.append(text(`the atoms that hold (${record.at}), because:`, "event"), ul(record.atoms.map(fact)));
+  } else if (record.solutions) {
     box.append(text(`query ${record.query} (${record.at})${record.note ? `: ${record.note}` : ""}, because:`, "event"), solutions(record));
   } else {
     box.append(text(`rule <${record.rule}> (${record.at}), firing ${record.firing}, because:`, "event"), composite(record));
