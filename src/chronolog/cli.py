@@ -414,9 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--record", metavar="DIR",
                      help="keep what the live view shows at the end of the run in DIR (for chronolog report)")
     run.add_argument("--provenance", nargs="?", const="", metavar="FILE",
-                     help="record why each output holds (DOTR): its events, the facts they matched and where each "
-                          "came from; the live view opens it on a click, and with FILE it is written there (JSON "
-                          "Lines, for chronolog explain). Costs time: see docs/ui.md")
+                     help="record why each output holds: the events or solutions behind it, the facts they matched "
+                          "and where each came from; the live view opens it on a click, and with FILE it is written "
+                          "there (JSON Lines, for chronolog explain). Costs time: see docs/ui.md")
     bad = run.add_argument_group("late and malformed input (both runners)")
     bad.add_argument("--lateness", default="0", metavar="DURATION",
                      help="allowed lateness, e.g. '5 s': elements up to this much out of order are put back in "

@@ -43,6 +43,7 @@ class SolutionSupport:
                         tuple(a if isinstance(a, Var) else encode(a) for a in triple))
                        for graph, triple in _patterns(self._pattern, None)]
         self._vars = {a for graph, triple in self._slots for a in (graph, *triple) if isinstance(a, Var)}
+        self._named = any(graph is not None for graph, _ in self._slots)
         self._evaluator = Evaluator(query.dictionary, query.query.base, query.functions)
         node = self._pattern
         while isinstance(node, A.Filter):
@@ -82,7 +83,8 @@ class SolutionSupport:
 
     def _instances(self, view: Layers, solution: Mapping[Var, int]) -> list[Held]:
         """The triple patterns instantiated by ``solution``, those that hold in ``view``."""
-        triples, quads = view.contains(TRIPLE), view.contains(QUAD)
+        triples = view.contains(TRIPLE)
+        quads = view.contains(QUAD) if self._named else None
         found: dict[Held, None] = {}
         for graph, slots in self._slots:
             triple = tuple(solution.get(a) if isinstance(a, Var) else a for a in slots)
@@ -93,7 +95,7 @@ class SolutionSupport:
                     found[(TRIPLE, triple)] = None  # type: ignore[index]
                 continue
             g = solution.get(graph) if isinstance(graph, Var) else graph
-            if g is not None and quads((g, *triple)):
+            if g is not None and quads((g, *triple)):  # type: ignore[misc]
                 found[(QUAD, (g, *triple))] = None
         if self.extra is not None:
             found.update(dict.fromkeys(self.extra(solution)))
