@@ -94,6 +94,7 @@ def test_bench_epsparql_runs_small() -> None:
 
 
 def test_ui_runs_small() -> None:
-    done = chronolog("bench", "ui", "--points", "20,40", "--repeats", "1")
+    done = chronolog("bench", "ui", "--points", "20,40", "--repeats", "1", "--workloads", "synthetic")
     assert done.returncode == 0, done.stderr
-    assert "| --ui | 40 |" in done.stdout and "with / without, per element" in done.stdout
+    assert "| synthetic | --ui --provenance | 40 |" in done.stdout and "| synthetic | plain |" in done.stdout
+    assert "CPU vs plain" in done.stdout

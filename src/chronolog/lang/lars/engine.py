@@ -140,7 +140,7 @@ class LarsEngine(Program):
         self.dictionary = dictionary or TermDictionary()
         self.warnings = []
         self.rules = [_Rule(r, i) for i, r in enumerate(program.rules)]
-        self.explainer = AtomOrigins(self) if spec.options.provenance else None
+        self.explainer = AtomOrigins(self, _value) if spec.options.provenance else None
         self.intensional = program.intensional
         windows = [lit.window for r in program.rules for lit in r.literals]
         unbounded = any(lit.window is None and lit.modality != PLAIN for r in program.rules for lit in r.literals)

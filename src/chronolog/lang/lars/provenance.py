@@ -9,12 +9,13 @@ levels (a recursive rule can chain derivations across many time points).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from chronolog.atomstreams import atom_text, parse_atom
 from chronolog.datalog.annotated import Fact
 from chronolog.errors import SourceMap
 from chronolog.lang.lars.check import ExtLiteral
+from chronolog.lang.lars.syntax import Term
 from chronolog.program.outputs import AtomsOutput
 
 if TYPE_CHECKING:
@@ -26,8 +27,10 @@ DEPTH = 25
 class AtomOrigins:
     """The explanations of one LARS engine's derived facts."""
 
-    def __init__(self, engine: "LarsEngine") -> None:
+    def __init__(self, engine: "LarsEngine", value: Callable[[Term, "Binding"], object]) -> None:
+        """``value(term, binding)``: a term's value under a body instance."""
         self.engine = engine
+        self.value = value
         syntax = engine.checked.syntax
         smap = SourceMap(syntax.source, syntax.filename)
         name = syntax.filename or "<program>"
@@ -39,9 +42,7 @@ class AtomOrigins:
 
     def derived(self, fact: Fact, rule: "_Rule", binding: "Binding") -> None:
         """Explain a fact ``rule`` derived from the body instance ``binding``."""
-        from chronolog.lang.lars.engine import _value
-
-        engine = self.engine
+        engine, value = self.engine, self.value
         premises = []
         for step in rule.plans[None]:
             for extended, _, _, _, ground in engine._ground(step, binding, None):
@@ -51,7 +52,7 @@ class AtomOrigins:
         why: dict = {"fact": _text(fact), "from": "rule", "rule": self._rule_at[rule.position], "premises": premises}
         absent = [item for item in rule.tests if isinstance(item, ExtLiteral) and item.negated]
         if absent:
-            why["absent"] = [atom_text((lit.atom.pred, tuple(_value(a, binding) for a in lit.atom.args)))
+            why["absent"] = [atom_text((lit.atom.pred, tuple(value(a, binding) for a in lit.atom.args)))
                              for lit in absent]
         self._why[fact] = why
 
