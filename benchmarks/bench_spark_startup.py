@@ -13,7 +13,9 @@ Four child processes, each timed from its start to its exit (wall seconds), best
   (``run_spark``, until its last micro-batch is committed), split by Spark's own progress
   reports of its first micro-batch (``durationMs``: planning, reading offsets, ``addBatch``
   - the two stages' tasks, where the Python workers start and compile the program - and
-  the commits), the later micro-batches, and stopping the session.
+  the commits), the later micro-batches, the time outside any micro-batch (starting the
+  query, with the Python data source's process; the gaps between batches; its end), and
+  stopping the session.
 
 The goal: the whole Spark run within 1.3x the floor.
 
@@ -111,11 +113,14 @@ def phases() -> tuple[float, dict]:
     first = record["first"]
     query = steps.pop("query")
     stop = steps.pop("stop")
+    parts = 0.0
     for name in ("queryPlanning", "latestOffset", "getBatch", "addBatch", "walCommit", "commitOffsets"):
         if name in first:
             steps[f"query, first micro-batch: {name}"] = first[name] / 1000
-    steps["query, later micro-batches"] = record["later"] / 1000
-    steps["query, the rest (starting it, waiting for its end)"] = query - sum(
+            parts += first[name] / 1000
+    steps["query, first micro-batch: the rest of it"] = first.get("triggerExecution", 0) / 1000 - parts
+    steps[f"query, {record['batches'] - 1} later micro-batches"] = record["later"] / 1000
+    steps["query, outside micro-batches (starting it, between batches, its end)"] = query - sum(
         v for k, v in steps.items() if k.startswith("query,"))
     steps["stopping the session"] = stop
     return wall, steps
