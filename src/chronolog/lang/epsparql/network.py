@@ -27,14 +27,21 @@ from chronolog.terms import Var
 
 
 class Sol(NamedTuple):
-    """A solution: bindings (unbound variables absent) and its interval; in a network that
-    explains (:func:`explain`), ``why``: the triple occurrences it used, each as the
-    explanation of the fact (docs/formats.md, provenance), else None."""
+    """A solution: bindings (unbound variables absent) and its interval."""
 
     bindings: dict
     start: int
     end: int
-    why: tuple | None = None
+
+
+class Explained(NamedTuple):
+    """A solution of a network that explains (:func:`explain`): a ``Sol`` with ``why``, the
+    triple occurrences it used, each as the explanation of its fact (docs/formats.md)."""
+
+    bindings: dict
+    start: int
+    end: int
+    why: tuple
 
 
 Condition = Callable[[dict, int, int], bool]  # merged bindings, start, end -> qualifies
@@ -148,15 +155,16 @@ class Project(Node):
         return (self.child,)
 
     def delta(self, rnd: Round) -> list[Sol]:
-        out = []
-        for sol in self.child.delta(rnd):
-            bindings = {}
-            for var, compute in self.items:
-                value = sol.bindings.get(var) if compute is None else compute(sol.bindings, sol.start, sol.end)
-                if value is not None:
-                    bindings[var] = value
-            out.append(Sol(bindings, sol.start, sol.end, sol.why))
-        return dedupe(out)
+        return dedupe([Sol(self.bindings(sol), sol.start, sol.end) for sol in self.child.delta(rnd)])
+
+    def bindings(self, sol: Sol) -> dict:
+        """A solution's projected bindings."""
+        bindings = {}
+        for var, compute in self.items:
+            value = sol.bindings.get(var) if compute is None else compute(sol.bindings, sol.start, sol.end)
+            if value is not None:
+                bindings[var] = value
+        return bindings
 
 
 class Union(Node):
@@ -407,32 +415,47 @@ class Binary(Node):
 
 
 def explain(node: Node) -> None:
-    """Make the network under ``node`` explain its solutions (``Sol.why``): a leaf's
+    """Make the network under ``node`` explain its solutions (``Explained.why``): a leaf's
     solution holds its occurrence's explanation (from ``Round.origins``), a combination the
     explanations of both sides. Without it, nothing of this runs."""
     for n in walk(node):
         if isinstance(n, Leaf):
             n.delta = _explaining_leaf(n)  # type: ignore[method-assign]
+        elif isinstance(n, Project):
+            n.delta = _explaining_project(n)  # type: ignore[method-assign]
         elif isinstance(n, Binary):
             plain = n._merge
 
-            def merge(a: Sol, b: Sol, plain=plain) -> Sol | None:
+            def merge(a: Sol, b: Sol, plain=plain) -> Explained | None:
                 combined = plain(a, b)
-                return None if combined is None else combined._replace(why=(a.why or ()) + (b.why or ()))
+                return None if combined is None else Explained(*combined[:3], why_of(a) + why_of(b))
             n._merge = merge  # type: ignore[method-assign]
 
 
-def _explaining_leaf(leaf: Leaf) -> Callable[[Round], list[Sol]]:
+def why_of(sol: Sol | Explained) -> tuple:
+    """The explanations of what a solution used (none for a plain ``Sol``)."""
+    return sol.why if isinstance(sol, Explained) else ()
+
+
+def _explaining_leaf(leaf: Leaf) -> Callable[[Round], list[Explained]]:
     plain = leaf.delta
     pattern = leaf.pattern
 
-    def delta(rnd: Round) -> list[Sol]:
+    def delta(rnd: Round) -> list[Explained]:
         origins = rnd.origins or {}
         out = []
         for sol in plain(rnd):
             triple = tuple(sol.bindings[t] if isinstance(t, Var) else t for t in pattern)
-            out.append(sol._replace(why=(origins.get((triple, sol.start)),)))
+            out.append(Explained(*sol, (origins.get((triple, sol.start)),)))
         return out
+
+    return delta
+
+
+def _explaining_project(project: Project) -> Callable[[Round], list[Explained]]:
+    def delta(rnd: Round) -> list[Explained]:
+        return dedupe([Explained(project.bindings(sol), sol.start, sol.end, why_of(sol))
+                       for sol in project.child.delta(rnd)])
 
     return delta
 

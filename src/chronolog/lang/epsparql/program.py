@@ -119,8 +119,7 @@ class EpsparqlProgram(Program):
 
     # -- running --
     def push(self, time: int, inputs: Inputs) -> list[Output]:
-        given = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
-        triples = given
+        triples = list(dict.fromkeys(t for elements in inputs.values() for e in elements for t in e))
         view = None
         if self.reasoner is not None:
             from chronolog.store import Layers
@@ -135,7 +134,7 @@ class EpsparqlProgram(Program):
             seen.add((t, time))
         origins = None if self.explainer is None else self.explainer.occurrences(time, inputs, triples, view)
         derived: dict[str, dict[Triple, None]] = {s.name: {} for s in self.rules}
-        made: dict[str, list[N.Sol]] = {s.name: [] for s in self.rules}  # explaining: the solutions behind them
+        made: dict[str, list[N.Sol]] = {}  # explaining: the solutions behind them
         while True:
             rnd = N.Round(time, occurrences, origins)
             fresh = False
@@ -143,7 +142,7 @@ class EpsparqlProgram(Program):
                 for sol in rule.node.delta(rnd):
                     built = self._instantiate(rule, sol)
                     if built and origins is not None:
-                        made[rule.name].append(sol)
+                        made.setdefault(rule.name, []).append(sol)
                         self.explainer.constructed(origins, rule.name, sol, built)  # type: ignore[union-attr]
                     for triple in built:
                         derived[rule.name][triple] = None
@@ -199,12 +198,9 @@ class EpsparqlProgram(Program):
         assert self.select is not None
         decode = self.dictionary.decode
         found: dict[tuple, Solution] = {}
-        behind: dict[tuple, N.Sol] = {}  # explaining: the first solution of the network behind each
         for sol in answers:
             bindings = {str(v): sol.bindings[v] for v in self.select.projection if sol.bindings.get(v) is not None}
-            key = (frozenset(bindings.items()), sol.start, sol.end)
-            found.setdefault(key, Solution(bindings, sol.start, sol.end))
-            behind.setdefault(key, sol)
+            found.setdefault((frozenset(bindings.items()), sol.start, sol.end), Solution(bindings, sol.start, sol.end))
         if not found:
             return []
         ordered = list(found.values())
@@ -213,14 +209,19 @@ class EpsparqlProgram(Program):
         output = SolutionsOutput(time, "select", tuple(ordered))
         if self.explainer is None:
             return [output]
+        behind: dict[tuple, N.Sol] = {}  # the first solution of the network behind each output solution
+        projection = self.select.projection
+        for sol in answers:
+            bindings = {str(v): sol.bindings[v] for v in projection if sol.bindings.get(v) is not None}
+            behind.setdefault((frozenset(bindings.items()), sol.start, sol.end), sol)
         sols = [behind[(frozenset(s.bindings.items()), s.start, s.end)] for s in ordered]
-        return [explained(output, self.explainer.record(time, "select", sols, self.select.projection))]
+        return [explained(output, self.explainer.record(time, "select", sols, projection))]
 
     # -- state --
 
     def snapshot(self) -> bytes:
         decode = self.dictionary.decode
-        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end, sol.why)
+        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end, N.why_of(sol))
                    for sol in store.solutions()] for store in self.stores]
         return pickle.dumps({"now": self.now, "stores": stores}, protocol=5)
 
@@ -232,5 +233,9 @@ class EpsparqlProgram(Program):
             store.clear()
             texts = [text for bindings, *_ in saved for text in bindings.values()]
             terms = iter(encode(t) for t in parse_terms(texts))
-            store.add(N.Sol({Var(v): next(terms) for v in bindings}, start, end, why)
-                      for bindings, start, end, why in saved)
+
+            def solution(bindings: dict, start: int, end: int, why: tuple) -> N.Sol | N.Explained:
+                values = {Var(v): next(terms) for v in bindings}
+                return N.Explained(values, start, end, why) if why else N.Sol(values, start, end)
+
+            store.add(solution(*saved_solution) for saved_solution in saved)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from chronolog.lang.epsparql.network import why_of
 from chronolog.provenance.facts import FactOrigins, asserted, fact_text, input_origin
 from chronolog.store import TRIPLE, Fact, Layers
 
@@ -54,7 +55,7 @@ class OccurrenceOrigins:
         for triple in triples:
             origins.setdefault((triple, sol.start), {
                 "fact": fact_text(TRIPLE, triple, self.program.dictionary), "from": "rule", "rule": where,
-                "premises": [w for w in sol.why or () if w is not None]})
+                "premises": [w for w in why_of(sol) if w is not None]})
 
     def record(self, time: int, query: str, sols: Sequence["Sol"], projection: Sequence[str] | None = None) -> dict:
         """The record of one output: its solutions, each with what it used."""
@@ -63,4 +64,4 @@ class OccurrenceOrigins:
                 "solutions": [{"bindings": {str(v): str(decode(i)) for v, i in s.bindings.items()
                                             if i is not None and (projection is None or v in projection)},
                                "start": s.start, "end": s.end,
-                               "facts": [w for w in s.why or () if w is not None]} for s in sols]}
+                               "facts": [w for w in why_of(s) if w is not None]} for s in sols]}
