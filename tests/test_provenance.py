@@ -21,7 +21,7 @@ from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program, load_spec
 from chronolog.program import Options, ProgramSpec, explanation
 from chronolog.program.outputs import graph_text
-from chronolog.provenance.facts import FactOrigins
+from chronolog.provenance.facts import Derivations
 from chronolog.provenance.records import explain_text, read_records
 from chronolog.provenance.solutions import SolutionSupport
 from chronolog.sparql import prepare
@@ -121,7 +121,7 @@ def facts_setup(inputs: list[tuple[str, str, str]], background: list[tuple[str, 
     reasoner.add_background(asserted)
     triples = [tuple(map(iri, t)) for t in inputs]
     view = reasoner.at(triples)
-    origins = FactOrigins(program, d, view, {t: (("s", 7),) for t in triples}, set(asserted).__contains__)
+    origins = Derivations(program, d, set(asserted).__contains__).at(view, {t: (("s", 7),) for t in triples})
     return d, iri, view, origins
 
 

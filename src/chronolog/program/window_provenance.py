@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from chronolog.provenance.facts import FactOrigins, asserted, fact_text
+from chronolog.provenance.facts import Derivations, FactOrigins, asserted, fact_text
 from chronolog.provenance.solutions import Held, SolutionSupport
 from chronolog.sparql.evaluate import QUAD
 from chronolog.store import TRIPLE, Fact, Layers
@@ -29,8 +29,9 @@ class WindowExplainer:
     def __init__(self, program: "WindowedProgram") -> None:
         self.program = program
         self._support: dict[str, SolutionSupport] = {}
-        self._background: Callable[[Fact], bool] | None = None
-        self._joins: dict = {}
+        base = program.base_reasoner
+        self.derivations = Derivations(base.program, program.dictionary, asserted(
+            program.spec.options.background, program.dictionary, base.background_view))
 
     def record(self, running: "_Running", time: int, rows: Sequence[tuple], names: Sequence[str],
                views: Mapping[str, Layers], view: Layers) -> dict:
@@ -65,9 +66,6 @@ class WindowExplainer:
         """How a fact of this evaluation is explained: in the view of the window it was
         matched in (a quad's graph), else in the union's."""
         program = self.program
-        if self._background is None:
-            self._background = asserted(program.spec.options.background, program.dictionary,
-                                        program.background_view)
         origins: dict[str, FactOrigins] = {}
 
         def of(graph: str) -> FactOrigins:
@@ -75,11 +73,9 @@ class WindowExplainer:
             named windows, of the default graph: the background's."""
             found = origins.get(graph)
             if found is None:
-                keeper = running.maintainers.get(graph) or next(iter(running.maintainers.values()))
                 view, items = (views[graph], _items(running, graph)) if graph in views else \
-                    (program.background_view, {})
-                found = origins[graph] = FactOrigins(keeper.reasoner.program, program.dictionary, view, items,
-                                                     self._background, joins=self._joins)
+                    (program.base_reasoner.background_view, {})
+                found = origins[graph] = self.derivations.at(view, items)
             return found
 
         windows = {program.dictionary.iri(name): name for name in running.maintainers if name}

@@ -202,9 +202,10 @@ class WindowedProgram(Program):
         return {"window items": sum(running.schedule.held() for running in self.running)}
 
     @property
-    def background_view(self) -> Layers:
-        """The background closure every query's windows sit on."""
-        return self._base.background_view
+    def base_reasoner(self) -> Reasoner:
+        """The reasoner of the background closure every query's windows sit on (its
+        program is every maintenance's)."""
+        return self._base
 
     def timestamp(self, s: object, p: object, o: object) -> Literal | None:
         """The time of the most recent element that holds the triple ``(s, p, o)`` in the

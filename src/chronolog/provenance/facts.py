@@ -42,38 +42,72 @@ def input_origin(text: str, elements: Sequence[tuple[str, int]]) -> Origin:
     return {"fact": text, "from": "input", "elements": [{"stream": s, "time": t} for s, t in elements]}
 
 
+def element_sources(time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]]) -> dict[Fact, tuple[tuple[str, int], ...]]:
+    """The elements (stream, time) each triple of a time point's ``inputs`` (elements by
+    stream) came from."""
+    sources: dict[Fact, tuple[tuple[str, int], ...]] = {}
+    for stream, elements in inputs.items():
+        for element in elements:
+            for triple in element:
+                known = sources.get(triple, ())
+                if (stream, time) not in known:
+                    sources[triple] = (*known, (stream, time))
+    return sources
+
+
 def asserted(paths: Sequence[str], dictionary: TermDictionary, closure: Layers) -> Callable[[Fact], bool]:
     """Whether a triple was asserted by one of the background files ``paths`` (read again
-    here); for a closure folder (``materialize --parquet``), asserted and derived are one,
-    so every triple of the ``closure`` counts."""
+    when first asked); for a closure folder (``materialize --parquet``), asserted and
+    derived are one, so every triple of the ``closure`` counts."""
     if any(Path(path, "manifest.json").is_file() for path in paths):
         return closure.contains(TRIPLE)
-    return {t for path in paths for t in iter_encoded_triples(path, dictionary)}.__contains__
+    read: set[Fact] | None = None
+
+    def test(fact: Fact) -> bool:
+        nonlocal read
+        if read is None:
+            read = {t for path in paths for t in iter_encoded_triples(path, dictionary)}
+        return fact in read
+
+    return test
+
+
+class Derivations:
+    """What explains facts from one view to the next: a program's rules by the relation
+    they derive, their bodies compiled once, and which triples the background asserted
+    (``asserted``). ``at`` explains one view's facts."""
+
+    def __init__(self, program: Program, dictionary: TermDictionary, background: Callable[[Fact], bool],
+                 budget: int = 10_000) -> None:
+        self.dictionary = dictionary
+        self.background = background
+        self.budget = budget
+        self.rules: dict[str, list[Rule]] = {}
+        for rule in program.rules:
+            if not rule.is_constraint:
+                self.rules.setdefault(rule.head.relation, []).append(rule)
+        self.compiled: dict[tuple[int, tuple[Var, ...]], CompiledJoin] = {}
+
+    def at(self, view: Layers, inputs: Mapping[Fact, Sequence[tuple[str, int]]]) -> "FactOrigins":
+        """The explainer of ``view``'s facts, ``inputs`` those input elements brought."""
+        return FactOrigins(self, view, inputs)
 
 
 class FactOrigins:
-    """Explains the facts of one time point's view.
+    """Explains the facts of one view (see :class:`Derivations`).
 
     ``inputs`` maps each input triple of the view to the elements that brought it, as
-    (stream, time) pairs; ``background`` tells whether a triple was asserted by a
-    background file (not derived). ``joins`` keeps the rules' compiled bodies from one
-    view to the next (give the same dict to each time point's ``FactOrigins``).
+    (stream, time) pairs.
     """
 
-    def __init__(self, program: Program, dictionary: TermDictionary, view: Layers,
-                 inputs: Mapping[Fact, Sequence[tuple[str, int]]], background: Callable[[Fact], bool],
-                 budget: int = 10_000, joins: dict | None = None) -> None:
-        self.dictionary = dictionary
+    def __init__(self, derivations: Derivations, view: Layers,
+                 inputs: Mapping[Fact, Sequence[tuple[str, int]]]) -> None:
+        self.derivations = derivations
+        self.dictionary = derivations.dictionary
         self.view = view
         self.inputs = inputs
-        self.background = background
-        self.budget = budget
+        self.budget = derivations.budget
         self._spent = 0  # rule bodies read by the current explanation
-        self._rules: dict[str, list[Rule]] = {}
-        for rule in program.rules:
-            if not rule.is_constraint:
-                self._rules.setdefault(rule.head.relation, []).append(rule)
-        self._compiled: dict[tuple[int, tuple[Var, ...]], CompiledJoin] = {} if joins is None else joins
         self._joins: dict[tuple[int, tuple[Var, ...]], Callable[..., list[tuple]]] = {}
         self._proved: dict[tuple[str, Fact], Origin] = {}
 
@@ -96,12 +130,12 @@ class FactOrigins:
             elements = self.inputs.get(fact)
             if elements is not None:
                 return self._keep(key, input_origin(text, elements))
-            if self.background(fact):
+            if self.derivations.background(fact):
                 return self._keep(key, {"fact": text, "from": "background"})
         if key in path:
             return None
         path = path | {key}
-        for rule in self._rules.get(relation, ()):
+        for rule in self.derivations.rules.get(relation, ()):
             for premises, absent in self._instances(rule, fact):
                 proofs = []
                 for premise in premises:
@@ -154,10 +188,11 @@ class FactOrigins:
         key = (rule.index, inputs)
         run = self._joins.get(key)
         if run is None:
-            join = self._compiled.get(key)
+            compiled = self.derivations.compiled
+            join = compiled.get(key)
             if join is None:
                 view = self.view
                 steps = order(rule.body, lambda p, mask: estimate(view, p, mask), bound=inputs)
-                join = self._compiled[key] = CompiledJoin(steps, variables, inputs)
+                join = compiled[key] = CompiledJoin(steps, variables, inputs)
             run = self._joins[key] = join.bind(self.view)
         return run

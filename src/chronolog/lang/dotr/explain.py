@@ -10,13 +10,13 @@ ids are gone by the time a detection fires.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from chronolog import cep
 from chronolog.cep import WHY
 from chronolog.cep.expressions import AggValue
 from chronolog.errors import SourceMap
-from chronolog.provenance.facts import FactOrigins, asserted
+from chronolog.provenance.facts import Derivations, asserted, element_sources
 from chronolog.provenance.solutions import SolutionSupport
 from chronolog.store import Fact, Layers
 
@@ -43,28 +43,13 @@ class DotrExplainer:
         self.aggregates = {emits: _aggregate_labels(lowered.rule) for emits, lowered in program.rules.items()}
         self._support = {name: SolutionSupport(program.queries.prepared(name)) for name in program.attributes
                          if name not in program.rules}
-        self._background: Callable[[Fact], bool] | None = None
-        self._joins: dict = {}  # the rules' compiled bodies, for every time point's FactOrigins
+        self.derivations = Derivations(program.reasoner.program, program.dictionary, asserted(
+            program.spec.options.background, program.dictionary, program.reasoner.background_view))
         self._sources: tuple[int | None, dict[Fact, tuple[tuple[str, int], ...]]] = (None, {})
 
     def inputs(self, time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]]) -> None:
         """The elements (stream, time) each triple of time point ``time`` came from."""
-        sources: dict[Fact, tuple[tuple[str, int], ...]] = {}
-        for stream, elements in inputs.items():
-            for element in elements:
-                for triple in element:
-                    known = sources.get(triple, ())
-                    if (stream, time) not in known:
-                        sources[triple] = (*known, (stream, time))
-        self._sources = (time, sources)
-
-    def background(self) -> Callable[[Fact], bool]:
-        """Whether a triple was asserted by a background file (read once, when first asked)."""
-        if self._background is None:
-            program = self.program
-            self._background = asserted(program.spec.options.background, program.dictionary,
-                                        program.reasoner.background_view)
-        return self._background
+        self._sources = (time, element_sources(time, inputs))
 
     def events(self, events: list[cep.Event], view: Layers, time: int, triples: Sequence[Fact],
                now_ms: int) -> list[cep.Event]:
@@ -74,8 +59,7 @@ class DotrExplainer:
         program = self.program
         given = self._sources[1] if self._sources[0] == time else {}
         sources = {t: given.get(t, ((FEEDBACK, time),)) for t in triples}
-        origins = FactOrigins(program.reasoner.program, program.dictionary, view, sources, self.background(),
-                              joins=self._joins)
+        origins = self.derivations.at(view, sources)
         text = program.term_text
         out = []
         for event in events:

@@ -95,9 +95,9 @@ class DotrPlan(Plan):
             if not routes:
                 continue
             values = [None if event.attrs[a] is None else text(event.attrs[a]) for a in attributes[event.type]]
+            why = event.attrs.get(cep.WHY)
             for g, position in routes:
                 key = f"{g}|" if position is None else f"{g}|{values[position]}"
-                why = event.attrs.get(cep.WHY)
                 if self.stateless[g]:
                     stateless.setdefault((g, key), []).append((time, seq, event.type, values, why))
                 else:
@@ -137,8 +137,6 @@ class DotrPlan(Plan):
         if temporal.stored_event_count() == 0:  # nothing a later event could combine with
             return None, temporal.now, out
         return temporal.snapshot(), temporal.now, out
-
-
 
 
 def _attrs(names: list[str], values: list, why: object) -> dict:

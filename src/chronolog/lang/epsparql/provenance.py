@@ -8,10 +8,10 @@ network carries the explanations of what each stored solution used (``network.ex
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from chronolog.lang.epsparql.network import why_of
-from chronolog.provenance.facts import FactOrigins, asserted, fact_text, input_origin
+from chronolog.provenance.facts import Derivations, asserted, element_sources, fact_text, input_origin
 from chronolog.store import TRIPLE, Fact, Layers
 
 if TYPE_CHECKING:
@@ -26,27 +26,19 @@ class OccurrenceOrigins:
 
     def __init__(self, program: "EpsparqlProgram") -> None:
         self.program = program
-        self._background: Callable[[Fact], bool] | None = None
-        self._joins: dict = {}
+        reasoner = program.reasoner
+        self.derivations = None if reasoner is None else Derivations(reasoner.program, program.dictionary, asserted(
+            program.spec.options.background, program.dictionary, reasoner.background_view))
 
     def occurrences(self, time: int, inputs: Mapping[str, Sequence[Sequence[Fact]]], triples: Sequence[Fact],
                     view: Layers | None) -> dict[Occurrence, dict]:
         """The explanation of each triple occurring at ``time``: an input's, or one the
         reasoning with the background derived (``view``: what held then)."""
-        program = self.program
-        sources: dict[Fact, tuple[tuple[str, int], ...]] = {}
-        for stream, elements in inputs.items():
-            for element in elements:
-                for triple in element:
-                    if (stream, time) not in sources.get(triple, ()):
-                        sources[triple] = (*sources.get(triple, ()), (stream, time))
-        if view is None or program.reasoner is None:
-            return {(t, time): input_origin(fact_text(TRIPLE, t, program.dictionary), sources[t]) for t in triples}
-        if self._background is None:
-            self._background = asserted(program.spec.options.background, program.dictionary,
-                                        program.reasoner.background_view)
-        facts = FactOrigins(program.reasoner.program, program.dictionary, view, sources, self._background,
-                            joins=self._joins)
+        sources = element_sources(time, inputs)
+        if view is None or self.derivations is None:
+            dictionary = self.program.dictionary
+            return {(t, time): input_origin(fact_text(TRIPLE, t, dictionary), sources[t]) for t in triples}
+        facts = self.derivations.at(view, sources)
         return {(t, time): facts.explain(TRIPLE, t) for t in triples}
 
     def constructed(self, origins: dict[Occurrence, dict], rule: str, sol: "Sol", triples: Sequence[Fact]) -> None:
