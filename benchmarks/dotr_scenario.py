@@ -15,6 +15,7 @@ from chronolog.terms import XSD, TermDictionary
 
 EX = "http://example.org/"
 XSD_INT = NamedNode(XSD + "integer")
+CROSSED_TOP = 110  # stream values for thresholds="crossed": 10% above the lowest threshold
 
 
 def rules(extra: int = 10, triggered: int = 0) -> str:
@@ -48,8 +49,10 @@ def background(d: TermDictionary, filler: int, extra: int = 10, seed: int = 1) -
     return out
 
 
-def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2) -> list[tuple[int, tuple[int, int, int]]]:
-    """(time in ms, triple) per element; with ``triggered`` rules, read_valA goes to a random read<i>."""
+def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2,
+             top: int = 100) -> list[tuple[int, tuple[int, int, int]]]:
+    """(time in ms, triple) per element, values 11..``top``; with ``triggered`` rules,
+    read_valA goes to a random read<i>."""
     rnd = random.Random(seed)
     out = []
     for n in range(count):
@@ -58,16 +61,22 @@ def elements(d: TermDictionary, count: int, triggered: int = 0, seed: int = 2) -
             pred = d.iri(f"{EX}read{rnd.randrange(triggered)}") if triggered else d.iri(EX + "read_valA")
         else:
             pred = d.iri(EX + "read_valB")
-        value = d.encode(Literal(str(rnd.randint(11, 100)), datatype=XSD_INT))
+        value = d.encode(Literal(str(rnd.randint(11, top)), datatype=XSD_INT))
         out.append((n * 1000, (sensor, pred, value)))
     return out
 
 
-def program(n_rules: int = 10, length: int = 2, selection: str = "last", window: str = "5 s") -> str:
-    """The scenario's DOTR program: ``n_rules`` rules differing only in their FILTER value X
-    (``?v < X``, X = 101, 102, ...: stream values are 11..100, so every value passes every
-    filter, as in the paper, with any number of rules; the constants stay positive because a
-    negative one, ``-5``, is a unary minus to the SPARQL engine and is not merged), each with its two event queries over ``:read_valA`` / ``:read_valB``.
+def program(n_rules: int = 10, length: int = 2, selection: str = "last", window: str = "5 s",
+            thresholds: str = "all") -> str:
+    """The scenario's DOTR program: ``n_rules`` rules differing only in their FILTER value X,
+    each with its two event queries over ``:read_valA`` / ``:read_valB``.
+
+    ``thresholds="all"``: ``?v < X``, X = 101, 102, ...: stream values are 11..100, so every
+    value passes every filter, with any number of rules (the constants stay positive because
+    a negative one, ``-5``, is a unary minus to the SPARQL engine and is not merged).
+    ``thresholds="crossed"``: ``?v > X``, X = 100, 101, ...: with stream values 11..``CROSSED_TOP``
+    a reading matches only the rules whose threshold it crosses (none for 90% of readings,
+    5.5 on average for the rest), the same few whatever the number of rules.
 
     A rule's pattern is a ``:read_valA`` reading (the terminator) preceded, within
     ``window``, by a ``:read_valB`` reading in the same room; ``length`` > 2 chains more
@@ -75,12 +84,13 @@ def program(n_rules: int = 10, length: int = 2, selection: str = "last", window:
     all with ``selection`` (``last`` or ``each``).
     """
     sel = selection.upper()
+    op, base = {"all": ("<", 101), "crossed": (">", 100)}[thresholds]
     out = [f"# DOTR section 5 default scenario: {n_rules} rules, pattern length {length}, {selection}.",
            f"PREFIX : <{EX}>", ""]
     for i in range(n_rules):
-        x = 101 + i
-        out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
-        out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v < {x}) }}")
+        x = base + i
+        out.append(f"EVENT A{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valA ?v ; :is_in_room ?room FILTER(?v {op} {x}) }}")
+        out.append(f"EVENT B{i} AS SELECT ?s ?room ?v WHERE {{ ?s :read_valB ?v ; :is_in_room ?room FILTER(?v {op} {x}) }}")
     out.append("")
     for i in range(n_rules):
         items = [f"A{i}"]
@@ -102,9 +112,10 @@ def program(n_rules: int = 10, length: int = 2, selection: str = "last", window:
     return "\n".join(out)
 
 
-def write_example(folder: str, filler: int = 10_000, points: int = 100, n_rules: int = 10) -> None:
+def write_example(folder: str, filler: int = 10_000, points: int = 100, n_rules: int = 10, top: int = 100) -> None:
     """An example directory for ``chronolog run DIR``: scenario.dotr, background.ttl,
-    scenario.dl and stream.trig (``points`` one-triple elements, one per second)."""
+    scenario.dl and stream.trig (``points`` one-triple elements, one per second, values
+    11..``top``)."""
     from pathlib import Path
 
     from pyoxigraph import RdfFormat, Triple, serialize
@@ -121,7 +132,7 @@ def write_example(folder: str, filler: int = 10_000, points: int = 100, n_rules:
     head = (f"# DOTR section 5 default scenario background (benchmarks/dotr_scenario.py): sensors, objects, "
             f"rooms and {len(triples):,} triples in all.\n").encode()
     (out / "background.ttl").write_bytes(head + serialize(triples, format=RdfFormat.TURTLE, prefixes={"": EX}))
-    stream = [StreamElement(t, (triple,)) for t, triple in elements(d, points)]
+    stream = [StreamElement(t, (triple,)) for t, triple in elements(d, points, top=top)]
     write_stream(stream, out / "stream.trig", d)
 
 

@@ -1,10 +1,12 @@
 """State as plain data: snapshots are pickles of builtins only (dicts, lists, tuples,
-strings, numbers, bytes), and loading refuses anything else, so bytes from a state store
-or a checkpoint can never run code."""
+strings, numbers, bytes) and decimals (an ``avg`` aggregate's value, which a stored
+composite event can carry), and loading refuses anything else, so bytes from a state
+store or a checkpoint can never run code."""
 from __future__ import annotations
 
 import io
 import pickle
+from decimal import Decimal
 
 from chronolog.errors import ChronologError
 
@@ -17,6 +19,8 @@ class _PlainUnpickler(pickle.Unpickler):
     """Loads plain data only: any class or function reference is refused."""
 
     def find_class(self, module: str, name: str) -> object:
+        if (module, name) == ("decimal", "Decimal"):
+            return Decimal  # built from its string only
         raise SnapshotError(f"snapshot refers to {module}.{name}; only plain data is allowed")
 
 

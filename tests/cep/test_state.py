@@ -6,7 +6,7 @@ import pickle
 import pytest
 
 from chronolog.cep import (
-    Event, Negation, Predicate, Rule, RuleEvaluationError, SnapshotError, TemporalEngine, Terminator,
+    AggValue, Event, Negation, Predicate, Rule, RuleEvaluationError, SnapshotError, TemporalEngine, Terminator,
     Within, Aggregate, attr, consuming, event, last, param, where,
 )
 
@@ -78,6 +78,26 @@ def test_snapshot_refuses_code_and_garbage() -> None:
         engine.restore(b"not a pickle")
     with pytest.raises(SnapshotError, match="unknown format"):
         engine.restore(pickle.dumps({"format": "other"}))
+
+
+def test_a_stored_average_survives_a_snapshot() -> None:
+    """An avg aggregate's value is a Decimal; a rule reading the composite event stores it."""
+    engine = TemporalEngine()
+    engine.declare("A", ["v"])
+    engine.register(Rule(name="mean", emits="M", terminator=Terminator("A", "A"),
+                         aggregates=[Aggregate("m", "avg", "A", "v", Within(10, of="A"))],
+                         outputs={"m": AggValue("m")}))
+    engine.register(Rule(name="twice", emits="T", terminator=Terminator("A", "A"),
+                         predicates=[Predicate("M", "M", last(), Within(10, of="A"))],
+                         outputs={"m": attr("M.m")}))
+    for t, v in ((1, 1), (2, 2)):
+        engine.push(event("A", t, v=v))
+    other = TemporalEngine()
+    other.declare("A", ["v"])
+    for rule in engine.rules.plans:
+        other.register(rule.rule)
+    other.restore(engine.snapshot())
+    assert [e.attrs for e in other.push(event("A", 3, v=3))] == [e.attrs for e in engine.push(event("A", 3, v=3))]
 
 
 def test_snapshot_needs_plain_attribute_values() -> None:

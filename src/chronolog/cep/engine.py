@@ -62,6 +62,7 @@ class TemporalEngine:
         self._inputs: dict[str, frozenset[str]] = {}
         self._dispatch: dict[str, list] = {}
         self._feeding: frozenset[str] = frozenset()
+        self._same_time: frozenset[str] = frozenset()  # types some rule reads within 0 of another event
 
     # -- registration ----------------------------------------------------------------
     def declare(self, name: str, attributes: Iterable[str]) -> EventType:
@@ -180,7 +181,9 @@ class TemporalEngine:
     def _push(self, event: Event, out: list[Event], stored: int | None = None) -> None:
         """Process one input event, appending the composite events it produced to ``out``:
         fire the rules it terminates, store it (unless it is already, under the sequence
-        number ``stored``), then the same for the composite events it leads to. (The checks
+        number ``stored``), then the same for the composite events it leads to. An input
+        event that some rule reads ``within 0`` is stored first, as ``push_point`` stores its
+        time point's: one pushed alone is a time point of its own. (The checks
         of ``_check`` and ``_advance`` are written out here: this is the hot path.)"""
         state = self._state
         required = self._inputs.get(event[0]) if isinstance(event, Event) else None
@@ -194,6 +197,12 @@ class TemporalEngine:
             state.now = time
             if time >= state.evict_at:
                 state.evict()
+        if stored is None and event[0] in self._same_time:
+            store = state.stores.get(event[0])
+            if store is not None:  # like push_point: a within 0 scope sees its time point's events, itself too
+                stored = state.seq
+                store.append(event, stored)
+                state.seq = stored + 1
         # The input event, then the composite events that some rule reads, first
         # produced first: each fires the rules it terminates, then is stored.
         dispatch = self._dispatch

@@ -56,6 +56,8 @@ class TemporalState:
         self.seq = 0
         self.late_count = 0
         self.stores: dict[str, TypeStore] = {}
+        self.live: dict[int, TypeStore] = {}  # the stores holding events (TypeStore keeps it)
+        self.period = 1  # between evictions: a quarter of the shortest horizon
         self.runtimes: list[RuleRuntime] = []
         self.sync()
 
@@ -65,9 +67,10 @@ class TemporalState:
         for type_name, horizon in rules.horizons.items():
             store = self.stores.get(type_name)
             if store is None:
-                self.stores[type_name] = TypeStore(horizon)
+                self.stores[type_name] = TypeStore(horizon, self.live)
             else:
                 store.horizon = horizon
+        self.period = max(min((store.horizon for store in self.stores.values()), default=1) // 4, 1)
         for plan in rules.plans[len(self.runtimes):]:
             sources = tuple(
                 self.stores[s.type].main if s.attribute is None else self.stores[s.type].index(s.attribute)
@@ -86,10 +89,12 @@ class TemporalState:
         every scope's lower bound is at or after ``now - horizon``.
         """
         now = self.now
-        for store in self.stores.values():
+        live = self.live
+        for key, store in list(live.items()):
             store.evict_before(now - store.horizon)
-        period = min((store.horizon for store in self.stores.values()), default=1) // 4
-        self.evict_at = now + max(period, 1)
+            if not store.main:
+                del live[key]
+        self.evict_at = now + self.period
 
     def stored_event_count(self) -> int:
         return sum(len(store) for store in self.stores.values())

@@ -46,14 +46,18 @@ class Timeline:
 
 
 class TypeStore:
-    """The live events of one type: the main timeline plus parameter indexes."""
+    """The live events of one type: the main timeline plus parameter indexes.
 
-    __slots__ = ("horizon", "main", "indexes")
+    A store that goes from empty to holding an event enters ``live`` (shared by a state's
+    stores), so that eviction visits the stores holding events, not every event type."""
 
-    def __init__(self, horizon: int) -> None:
+    __slots__ = ("horizon", "main", "indexes", "live")
+
+    def __init__(self, horizon: int, live: dict[int, "TypeStore"] | None = None) -> None:
         self.horizon = horizon
         self.main = Timeline()
         self.indexes: dict[str, dict[Hashable, Timeline]] = {}
+        self.live = {} if live is None else live
 
     def __len__(self) -> int:
         return len(self.main)
@@ -74,6 +78,8 @@ class TypeStore:
 
     def append(self, event: Event, seq: int) -> None:
         main = self.main
+        if main.head == len(main.times):
+            self.live[id(self)] = self
         main.times.append(event[2])
         main.events.append(event)
         main.seqs.append(seq)

@@ -42,7 +42,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
-from pyoxigraph import BlankNode, NamedNode
+from pyoxigraph import NamedNode
 
 from chronolog import cep
 from chronolog.datalog import reasoner_for
@@ -52,6 +52,7 @@ from chronolog.formats import encode_text, parse_terms
 from chronolog.lang.dotr.explain import DotrExplainer
 from chronolog.lang.dotr.lowering import LoweredRule, Lowering, firing_names, value_decoder
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
+from chronolog.lang.dotr.templates import compile_template
 from chronolog.lateness import LatePolicy
 from chronolog.plain import plain_loads
 from chronolog.program import (
@@ -135,8 +136,10 @@ class DotrProgram(Program):
         self.tree = compiled.tree
         self._unit_ms = unit_ms(options.time_unit)
         self.attributes = compiled.attributes
+        self._rank = {name: i for i, name in enumerate(self.attributes)}  # declaration order
         self.warnings = rule_warnings(self.reasoner.program) + compiled.warnings
         self.rules = {r.rule.emits: r for r in compiled.rules}
+        self._builders = {emits: compile_template(r, emits, self.dictionary) for emits, r in self.rules.items()}
         self._feeds = {r.iri: r.feedback for r in compiled.rules if r.feedback is not None}
         self.late = late or LatePolicy.reject()
         self.stats = Stats()
@@ -299,10 +302,12 @@ class DotrProgram(Program):
             solutions = self.queries.from_scratch(view, self._ms(time))
         events = []
         attributes = self.attributes
-        for name, attrs in attributes.items():
-            rows = solutions.get(name)
-            if not rows:
-                continue
+        names = [name for name, rows in solutions.items() if rows]  # only the queries that matched
+        if len(names) > 1:
+            names.sort(key=self._rank.__getitem__)
+        for name in names:
+            attrs = attributes[name]
+            rows = solutions[name]
             if len(rows) > 1:
                 rows = sorted(rows, key=self._row_key)
             events.extend(cep.Event(name, time, time, dict(zip(attrs, row))) for row in rows)
@@ -326,39 +331,11 @@ class DotrProgram(Program):
     def graph(self, composite: cep.Event, firing: str) -> OutputGraph:
         """The output graph of a composite event; ``firing`` names this firing uniquely
         (:func:`firing_names`: it makes the fresh IRIs and blank nodes of the DEFINE template)."""
-        lowered = self.rules[composite.type]
-        d = self.dictionary
-        values = dict(composite.attrs)
-        for name in lowered.aggregated:
-            value = values.get(name)
-            if value is not None:
-                values[name] = d.encode_value(value)
-        for n, name in enumerate(lowered.fresh):
-            suffix = f"{firing}" if n == 0 else f"{firing}-{name}"
-            values[name] = d.encode(NamedNode(f"urn:chronolog:{composite.type}:{suffix}"))
-        blanks: dict[object, int] = {}
-        triples: dict[Triple, None] = {}
-        for slots in lowered.template.triples:
-            ids = []
-            for kind, value in slots:
-                if kind == "id":
-                    ids.append(value)
-                elif kind == "var":
-                    ids.append(values.get(value))  # type: ignore[arg-type]
-                else:
-                    if value not in blanks:
-                        blanks[value] = d.encode(BlankNode(f"c{firing}x{value}"))
-                    ids.append(blanks[value])
-            s, p, o = ids
-            if s is None or p is None or o is None:
-                continue  # like CONSTRUCT: a triple with an unbound term is left out
-            if (slots[0][0] == "var" and d.is_literal(s)) or (slots[1][0] == "var" and not d.is_iri(p)):
-                continue  # nor one that would not be RDF (a literal subject, a non-IRI predicate)
-            triples[(s, p, o)] = None
-        graph = OutputGraph(composite.end, lowered.iri, tuple(triples))
+        graph = OutputGraph(composite.end, self.rules[composite.type].iri,
+                            self._builders[composite.type](composite.attrs, firing))
         if self.explainer is None:
             return graph
-        return explained(graph, self.explainer.record(composite, firing, graph_text(graph.triples, d)))  # type: ignore[return-value]
+        return explained(graph, self.explainer.record(composite, firing, graph_text(graph.triples, self.dictionary)))  # type: ignore[return-value]
 
     # -- the contract's state, description and split ------------------------------------
 
