@@ -22,8 +22,8 @@ from chronolog.terms import (
     literal_of, literal_value, to_float32,
 )
 from chronolog.values import (
-    DECIMAL, DOUBLE, FLOAT, INTEGER, arith, arithmetic, cast, compare, compare_numbers, compare_values, ebv,
-    equal_values, equals, holds, negate, numeric_avg, numeric_sum, promote, rank,
+    COMPARISONS, DECIMAL, DOUBLE, FLOAT, INTEGER, arith, arithmetic, cast, compare, compare_numbers, compare_values,
+    ebv, equal_values, equals, holds, negate, numeric_avg, numeric_sum, promote, python_value, rank,
 )
 
 TYPES = ("integer", "decimal", "float", "double")
@@ -225,3 +225,15 @@ def test_sparql_datalog_and_cep_comparisons_agree(x: Literal, y: Literal, op: st
     builtins = Expressions(d)
     datalog = builtins.test(op, builtins.variable(0), builtins.variable(1))(a, b)
     assert sparql == sparql_fast == datalog == _cep_holds(d, op, a, b), (x, op, y)
+
+
+@given(st.sampled_from(["=", "==", "!=", "<", "<=", ">", ">="]),
+       st.one_of(st.tuples(st.integers(), st.integers()), st.tuples(st.text(max_size=3), st.text(max_size=3))))
+def test_holds_on_two_ints_or_two_strings_is_the_value_comparison(op: str, pair: tuple) -> None:
+    """``holds`` takes a shortcut for these; it must agree with the value comparison."""
+    a, b = (python_value(x) for x in pair)
+    if op in ("=", "==", "!="):
+        expected = equal_values(a, b) is (op != "!=")
+    else:
+        expected = COMPARISONS[op](compare_values(a, b), 0)
+    assert holds(op, *pair) is expected

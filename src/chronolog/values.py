@@ -193,6 +193,9 @@ def holds(op: str, left: object, right: object) -> bool:
     """``left op right`` on Python values as a FILTER reads it: numbers, strings and
     booleans by this module's rules, an error false. Other values (None, term references,
     a plain engine's own objects) compare by Python's operators, a TypeError false."""
+    kind = type(left)
+    if kind is type(right) and (kind is int or kind is str):  # the common case: those rules are Python's
+        return COMPARISONS[op](left, right)
     a, b = python_value(left), python_value(right)
     if a[0] == V_OTHER or b[0] == V_OTHER:
         try:
