@@ -355,6 +355,7 @@ def latency(result: dict, ip: InProcess) -> dict:
     lo, hi = float("-inf"), float("inf")
     for p in progress:
         n = p["endOffset"]["n"]
+        n = sum(n.values()) if isinstance(n, dict) else n  # elements seen, per stream
         if n >= total:
             continue
         called_from, called_to = ts(p) - 0.001, ts(p) + p["durationMs"].get("latestOffset", 0) / 1000 + 0.001
@@ -390,7 +391,7 @@ def latency(result: dict, ip: InProcess) -> dict:
 
 def trigger_seconds(trigger: str) -> float:
     number, _, unit = trigger.partition(" ")
-    return float(number) * (60 if unit.startswith("min") else 1)
+    return float(number) * (60 if unit.startswith("min") else 0.001 if unit.startswith("milli") else 1)
 
 
 # -- plan and report ----------------------------------------------------------------------
@@ -424,6 +425,11 @@ def main() -> None:
     parser.add_argument("--workloads", default="synthetic,citybench-q1,citybench-q2")
     parser.add_argument("--only", default="throughput,latency,scaling", help="comma-separated sections")
     parser.add_argument("--json", help="also write the raw measurements here")
+    parser.add_argument("--rate", type=float, help="latency: replay rate, elements/s, for every workload "
+                                                   "(default 20 synthetic, 10 CityBench)")
+    parser.add_argument("--triggers", help="latency: processing-time trigger intervals, comma-separated "
+                                           "(e.g. '100 milliseconds,1 second'; default 1 second, and 5 seconds "
+                                           "for synthetic in a full run)")
     parser.add_argument("--child", nargs=2, metavar=("PLAN", "RESULT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -437,8 +443,13 @@ def main() -> None:
     for name in ("citybench-q1", "citybench-q2"):
         sizes[name] = {100: 4, 1000: 2} if q else {100: 8, 1000: 4, 5000: 2}
     rates = {"synthetic": 20.0, "citybench-q1": 10.0, "citybench-q2": 10.0}
+    if args.rate:
+        rates = dict.fromkeys(rates, args.rate)
     replay_s = 20 if q else 40
-    latency_runs = [(n, "1 second") for n in names] + ([] if q else [("synthetic", "5 seconds")])
+    if args.triggers:
+        latency_runs = [(n, t.strip()) for t in args.triggers.split(",") for n in names]
+    else:
+        latency_runs = [(n, "1 second") for n in names] + ([] if q else [("synthetic", "5 seconds")])
     scale_w, scale_mpb = "synthetic", 1000
     scale_len = scale_mpb * sizes["synthetic"][scale_mpb]
     partitions = [1, 4] if q else [1, 2, 4, 8]

@@ -331,8 +331,7 @@ class DotrProgram(Program):
     def graph(self, composite: cep.Event, firing: str) -> OutputGraph:
         """The output graph of a composite event; ``firing`` names this firing uniquely
         (:func:`firing_names`: it makes the fresh IRIs and blank nodes of the DEFINE template)."""
-        graph = OutputGraph(composite.end, self.rules[composite.type].iri,
-                            self._builders[composite.type](composite.attrs, firing))
+        graph = self._builders[composite.type](composite, firing)
         if self.explainer is None:
             return graph
         return explained(graph, self.explainer.record(composite, firing, graph_text(graph.triples, self.dictionary)))  # type: ignore[return-value]

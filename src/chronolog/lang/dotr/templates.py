@@ -17,20 +17,21 @@ from collections.abc import Callable
 from pyoxigraph import BlankNode, NamedNode
 
 from chronolog.generated import compile_generated
+from chronolog import cep
 from chronolog.lang.dotr.lowering import LoweredRule
+from chronolog.program.outputs import GraphOutput
 from chronolog.terms import TermDictionary
 
-Triple = tuple[int, int, int]
-Builder = Callable[[dict, str], tuple[Triple, ...]]
+Builder = Callable[[cep.Event, str], GraphOutput]
 
 
 def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionary) -> Builder:
-    """``build(attrs, firing)``: the triples of the firing named ``firing`` (see
-    ``firing_names``) of the rule that emits ``emits``, from its composite event's
-    attributes. Fresh IRIs are ``urn:chronolog:EMITS:FIRING[-VAR]``, blank nodes
+    """``build(composite, firing)``: the output graph of the firing named ``firing`` (see
+    ``firing_names``) of the rule that emits ``emits``, from its composite event, at the
+    event's end. Fresh IRIs are ``urn:chronolog:EMITS:FIRING[-VAR]``, blank nodes
     ``_:cFIRINGxLABEL``, minted in that order (fresh variables first)."""
     names: dict[str, str] = {}  # variable -> local
-    lines = ["def build(attrs, firing):", "    get = attrs.get"]
+    lines = ["def build(composite, firing):", "    get = composite[3].get"]
     for n, var in enumerate(lowered.fresh):
         names[var] = f"f{n}"
         suffix = "firing" if n == 0 else f"firing + {'-' + var!r}"
@@ -67,9 +68,9 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
                     checks.append(f"is_iri({local})")
         add = f"out[({', '.join(terms)})] = None"
         lines.append(f"    if {' and '.join(checks)}:\n        {add}" if checks else f"    {add}")
-    lines.append("    return tuple(out)")
+    lines.append(f"    return NEW(GraphOutput, (composite[2], {lowered.iri!r}, tuple(out)))")
     namespace = {"encode": dictionary.encode, "encode_value": dictionary.encode_value,
                  "is_literal": dictionary.is_literal, "is_iri": dictionary.is_iri,
-                 "NamedNode": NamedNode, "BlankNode": BlankNode}
+                 "NamedNode": NamedNode, "BlankNode": BlankNode, "GraphOutput": GraphOutput, "NEW": tuple.__new__}
     exec(compile_generated("\n".join(lines) + "\n", f"DEFINE {emits}"), namespace)
     return namespace["build"]
