@@ -201,3 +201,41 @@ def test_firing_names_do_not_depend_on_the_order_of_a_graphs_triples() -> None:
         named.add(tuple(sorted(str(engine.program.decode(graph)) for graph in engine.push(10, encoded))))
     (outputs,) = named
     assert len(outputs) == 2 and "together:10-1-1" in str(outputs)
+
+
+TEMPLATES = """PREFIX : <http://example.org/>
+EVENT R AS SELECT ?s ?v ?p WHERE { ?s :reads ?v OPTIONAL { ?s :prop ?p } }
+RULE :checked
+  DEFINE { ?v :is ?s . ?s ?v :x . ?s :p ?s . ?s :p ?s . ?s ?p _:b . _:b :of ?o . ?o a :Thing . }
+  FROM R
+  WITH ?s = R.s, ?v = R.v, ?p = R.p
+RULE :plain
+  DEFINE { ?n a :Seen . ?n :at :here . }
+  FROM R
+"""
+
+
+def test_define_builds_what_construct_would(tmp_path: Path) -> None:
+    """A triple with a literal subject, a non-IRI predicate or an unbound term is left out;
+    a triple the template holds twice comes out once; each firing has its own blank nodes
+    and fresh IRIs."""
+    program = tmp_path / "templates.dotr"
+    program.write_text(TEMPLATES)
+    engine = Engine.from_file(program)
+    d = engine.dictionary
+    a, reads, prop, q = (d.iri(EX + n) for n in ("a", "reads", "prop", "q"))
+    outputs = engine.push(1, [(a, reads, d.encode_value(5))]) + engine.push(2, [(a, reads, d.encode_value(6)),
+                                                                                 (a, prop, q)])
+    got = [(g.time, g.rule, sorted(engine.program.decode(g)[1])) for g in outputs]
+    fresh1, fresh2, blank1, blank2 = "urn:chronolog:checked:1-0-1", "urn:chronolog:checked:2-0-1", "_:c1-0-1xb", "_:c2-0-1xb"
+    rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+    assert got == [
+        (1, EX + "checked", sorted([(EX + "a", EX + "p", EX + "a"), (blank1, EX + "of", fresh1),
+                                    (fresh1, rdf_type, EX + "Thing")])),
+        (1, EX + "plain", sorted([("urn:chronolog:plain:1-0-1", rdf_type, EX + "Seen"),
+                                  ("urn:chronolog:plain:1-0-1", EX + "at", EX + "here")])),
+        (2, EX + "checked", sorted([(EX + "a", EX + "p", EX + "a"), (EX + "a", EX + "q", blank2),
+                                    (blank2, EX + "of", fresh2), (fresh2, rdf_type, EX + "Thing")])),
+        (2, EX + "plain", sorted([("urn:chronolog:plain:2-0-1", rdf_type, EX + "Seen"),
+                                  ("urn:chronolog:plain:2-0-1", EX + "at", EX + "here")])),
+    ]

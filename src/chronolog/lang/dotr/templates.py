@@ -13,6 +13,7 @@ subject or a non-IRI predicate is left out, and each triple appears once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import combinations
 
 from pyoxigraph import BlankNode, NamedNode
 
@@ -51,8 +52,13 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
             elif kind == "bnode" and value not in blanks:
                 local = blanks[value] = f"b{len(blanks)}"  # type: ignore[index]
                 lines.append(f"    {local} = encode(BlankNode('c' + firing + {'x' + str(value)!r}))")
-    lines.append("    out = {}")
-    for slots in lowered.template.triples:
+    # Two template triples with different constants in one position never build the same
+    # triple; when every pair differs so, the triples need no de-duplication.
+    triples = lowered.template.triples
+    distinct = all(any(a[0] == b[0] == "id" and a[1] != b[1] for a, b in zip(t1, t2))
+                   for t1, t2 in combinations(triples, 2))
+    built, checked = [], False
+    for slots in triples:
         terms, checks = [], []
         for position, (kind, value) in enumerate(slots):
             if kind == "id":
@@ -66,9 +72,17 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
                     checks.append(f"not is_literal({local})")
                 elif position == 1:
                     checks.append(f"is_iri({local})")
-        add = f"out[({', '.join(terms)})] = None"
-        lines.append(f"    if {' and '.join(checks)}:\n        {add}" if checks else f"    {add}")
-    lines.append(f"    return NEW(GraphOutput, (composite[2], {lowered.iri!r}, tuple(out)))")
+        built.append((f"({', '.join(terms)})", " and ".join(checks)))
+        checked |= bool(checks)
+    head = f"    return NEW(GraphOutput, (composite[2], {lowered.iri!r}, "
+    if distinct and not checked:
+        lines.append(head + "(" + "".join(f"{triple}, " for triple, _ in built) + ")))")
+    else:
+        lines.append("    out = []" if distinct else "    out = {}")
+        for triple, check in built:
+            add = f"out.append({triple})" if distinct else f"out[{triple}] = None"
+            lines.append(f"    if {check}:\n        {add}" if check else f"    {add}")
+        lines.append(head + "tuple(out)))")
     namespace = {"encode": dictionary.encode, "encode_value": dictionary.encode_value,
                  "is_literal": dictionary.is_literal, "is_iri": dictionary.is_iri,
                  "NamedNode": NamedNode, "BlankNode": BlankNode, "GraphOutput": GraphOutput, "NEW": tuple.__new__}
