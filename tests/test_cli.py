@@ -1,6 +1,7 @@
 """End to end through the command line: ``python -m chronolog`` as a user runs it."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,27 @@ def test_materialize_on_spark_equals_in_process(tmp_path: Path) -> None:
     local = chronolog(*args)
     assert spark.returncode == 0, spark.stderr
     assert spark.stdout == local.stdout and len(local.stdout.splitlines()) == 11
+
+
+FREEZE_COUNT = """
+import gc, sys
+from chronolog import cli
+sys.argv = ["chronolog", "run", "examples/fire", "--runner", "inprocess", "-o", sys.argv[1]]
+code = cli.main()
+print(code, gc.get_freeze_count())
+"""
+
+
+def test_the_command_freezes_its_compiled_program_out_of_the_collector(tmp_path: Path) -> None:
+    """Run as the process's own command, ``run`` moves the compiled program out of the garbage
+    collector's walks; called with arguments (a library, a test), it leaves the collector alone."""
+    from chronolog import cli
+
+    done = subprocess.run([sys.executable, "-c", FREEZE_COUNT, str(tmp_path / "own.trig")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    code, frozen = done.stdout.split()
+    assert code == "0" and int(frozen) > 10_000, done.stderr
+    before = gc.get_freeze_count()
+    assert cli.main(["run", str(ROOT / "examples" / "fire"), "--runner", "inprocess",
+                     "-o", str(tmp_path / "called.trig")]) == 0
+    assert gc.get_freeze_count() == before

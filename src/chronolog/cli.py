@@ -98,6 +98,7 @@ def _options(args: argparse.Namespace) -> object:
 
 def _run(args: argparse.Namespace) -> int:
     from chronolog.engine import Engine
+    from chronolog.heap import freeze_compiled
     from chronolog.program import explanation
     from chronolog.lang.registry import load_spec
     from chronolog.program.writers import open_output_writer, output_format
@@ -133,6 +134,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ChronologError(f"{source}: a socket stream needs --runner spark")
         check_stream_file(source)
     engine = Engine(spec)
+    if args.own_process:  # the program lives as long as the process: out of the collector's walks
+        freeze_compiled()
     program = engine.program
     for warning in engine.warnings:
         print(warning, file=sys.stderr)
@@ -474,8 +477,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command: every failure is one message and a non-zero exit (``--debug``: and
-    its traceback)."""
+    its traceback). Without ``argv``, the process is the command's own (it may tune the
+    process, such as its garbage collector, for the run)."""
     args = build_parser().parse_args(argv)
+    args.own_process = argv is None
     try:
         return args.handler(args)
     except BrokenPipeError:

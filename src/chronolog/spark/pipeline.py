@@ -32,6 +32,7 @@ import pyarrow as pa
 from chronolog.atomstreams import shipped_atoms
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import encode_text
+from chronolog.heap import freeze_compiled
 from chronolog.lang.registry import compile_program
 from chronolog.program import ATOMS_IN, GRAPHS, Plan, Program, ProgramSpec, Record
 from chronolog.program.contract import reclaim_terms
@@ -126,6 +127,7 @@ def worker_for(spec: ProgramSpec) -> Worker:
     worker = _WORKERS.get(spec)
     if worker is None:
         worker = _WORKERS[spec] = Worker(spec)
+        freeze_compiled()  # kept for the worker's life anyway
     return worker
 
 
