@@ -149,17 +149,29 @@ class TemporalEngine:
         state = self._state
         stored: dict[int, int] = {}  # id(event) -> its sequence number, for the events stored first
         for event in events:
-            store = state.stores.get(event[0]) if event[0] in self._same_time else None
-            if store is not None:
-                stored[id(event)] = state.seq
-                store.append(event, state.seq)
-                state.seq += 1
+            if event[0] in self._same_time:
+                seq = self._store_first(event)
+                if seq is not None:
+                    stored[id(event)] = seq
         results = []
         for event in events:
             out: list[Event] = []
             self._push(event, out, stored.get(id(event)))
             results.append(out)
         return results
+
+    def _store_first(self, event: Event) -> int | None:
+        """Store an input event that some rule reads ``within 0`` before it fires anything,
+        so that a scope over its time point sees it whatever the order; its sequence number
+        (None when no rule stores its type)."""
+        state = self._state
+        store = state.stores.get(event[0])
+        if store is None:
+            return None
+        seq = state.seq
+        store.append(event, seq)
+        state.seq = seq + 1
+        return seq
 
     def _check(self, event: Event) -> None:
         required = self._inputs.get(event[0]) if isinstance(event, Event) else None
@@ -198,11 +210,7 @@ class TemporalEngine:
             if time >= state.evict_at:
                 state.evict()
         if stored is None and event[0] in self._same_time:
-            store = state.stores.get(event[0])
-            if store is not None:  # like push_point: a within 0 scope sees its time point's events, itself too
-                stored = state.seq
-                store.append(event, stored)
-                state.seq = stored + 1
+            stored = self._store_first(event)
         # The input event, then the composite events that some rule reads, first
         # produced first: each fires the rules it terminates, then is stored.
         dispatch = self._dispatch

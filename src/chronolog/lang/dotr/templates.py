@@ -17,8 +17,8 @@ from itertools import combinations
 
 from pyoxigraph import BlankNode, NamedNode
 
-from chronolog.generated import compile_generated
 from chronolog import cep
+from chronolog.generated import compile_generated
 from chronolog.lang.dotr.lowering import LoweredRule
 from chronolog.program.outputs import GraphOutput
 from chronolog.terms import TermDictionary
