@@ -23,7 +23,8 @@ example programs and backgrounds, with longer streams converted from
    started by the source's first ``latestOffset`` call; start is recovered from the progress
    reports: each batch's end offset n_i pins the clock within its ``latestOffset`` call);
    a detection's latency is the time its sink callback ran minus the arrival of the last
-   element of its time point.
+   element of its time point. "Steady" latencies are those of the stream's second half: the
+   first micro-batch carries start-up, and the next ones the backlog it left.
 3. Scaling: ``partitions`` (enrichment tasks) 1, 2, 4, 8; ``spark.sql.shuffle.partitions``
    (keyed partitions of the temporal stage, one RocksDB store each) 1, 2, 4, 8; ``local[1]``
    against ``local[2]``.
@@ -372,12 +373,12 @@ def latency(result: dict, ip: InProcess) -> dict:
     last_index: dict[int, int] = {}
     for i, t in enumerate(ip.times[:total]):
         last_index[t] = i
-    cb0 = min((t for b, t, _, _ in result["callbacks"]), default=result["wall0"])
+    half = start + total / rate / 2  # steady: the second half of the stream, long past start-up's backlog
     all_lat, steady_lat = [], []
     for t, out_time in result["detection_times"]:
         arrival = start + last_index[t] / rate
         all_lat.append(out_time - arrival)
-        if arrival >= cb0:
+        if arrival >= half:
             steady_lat.append(out_time - arrival)
     batches = [p for p in progress if p["numInputRows"]]
     trig = [p["durationMs"]["triggerExecution"] for p in batches[1:]] or [0]
@@ -401,7 +402,8 @@ def run_child(master: str, runs: list[dict], tmp: Path, timeout: float) -> dict:
     result = tmp / f"result-{master}.json"
     plan.write_text(json.dumps({"master": master, "runs": runs}))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    # a PYTHONPATH given (another commit's src, for a before and after) wins over this checkout's
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT / "src")]))
     try:
         subprocess.run([sys.executable, __file__, "--child", str(plan), str(result)], env=env, timeout=timeout,
                        check=False)

@@ -248,8 +248,9 @@ def test_out_of_order_elements_within_the_allowed_lateness_are_put_back(spark, t
 
 
 def test_keyed_state_stays_bounded(spark, tmp_path: Path) -> None:
-    """Rooms come and go: each key's state is cleared by its timer once the watermark
-    passes the rules' horizon (5 min), so state rows do not grow with the stream."""
+    """Rooms come and go: each key's state is dropped by its bucket's timer once the
+    watermark passes the rules' horizon (5 min), so the keys held do not grow with the
+    stream (read from the checkpoint's state after every batch)."""
     lines = []
     rooms = 24
     for i in range(rooms):
@@ -258,11 +259,23 @@ def test_keyed_state_stays_bounded(spark, tmp_path: Path) -> None:
                   reading(t + 2, 2 * i + 1, f"room{i}", "SmokeReading")]
     stream = tmp_path / "stream.jsonl"
     stream.write_text("\n".join(lines) + "\n")
-    got, summary = spark_detections(fire_spec(), stream, max_elements_per_batch=8)
+    checkpoint = tmp_path / "checkpoint"
+    got, summary = spark_detections(fire_spec(), stream, max_elements_per_batch=8, checkpoint=str(checkpoint))
     assert sum(got.values()) == rooms
     assert summary.batches >= rooms * 2 // 8
-    assert 0 < summary.max_state_rows <= 8, summary.max_state_rows
-    assert summary.state_rows <= 4
+    held = [held_keys(spark, checkpoint, batch) for batch in range(summary.batches)]
+    assert max(len(keys) for keys in held) <= 6, held  # 4 rooms arrive per batch
+    assert len(set().union(*held)) == rooms  # every room was held at some point
+    assert summary.max_state_rows <= 8 + 2 * 8  # a value and a timer per bucket at most (+ its index)
+
+
+def held_keys(spark, checkpoint: Path, batch: int) -> set[str]:
+    """The program keys the keyed stage's buckets hold after ``batch``."""
+    from chronolog.spark import buckets
+
+    frame = spark.read.format("statestore").option("path", str(checkpoint)).option("stateVarName", "bucket") \
+        .option("batchId", batch).load()
+    return {key for row in frame.collect() for key in buckets.decode(row.value.entries)}
 
 
 def test_key_groups_reported_by_check(capsys) -> None:

@@ -5,16 +5,16 @@ any program, through the program contract (:mod:`chronolog.program`).
 holds whole time points in time order (see :mod:`chronolog.spark.source`); per time
 point, parse the elements and hand them to the program's plan (``Plan.prepare``), which
 returns records for its keyed state and outputs that need no state. Records go on by
-their key; outputs, late and malformed elements pass through the keyed stage under
-``PASSTHROUGH_KEY``.
+the bucket of their key (:mod:`chronolog.spark.buckets`); outputs, late and malformed
+elements pass through the keyed stage under ``PASSTHROUGH_BUCKET``.
 
-``keyed_processor`` (``transformWithStateInPandas``, one instance per key): the key's
-state lives in the state store between batches as the bytes ``Plan.process`` returns;
-records are applied in (time, seq) order. When every stream has ended (a file, or what
-the available-now trigger found), the keys of ``Plan.end_keys`` get an end row last and
-``Plan.finish`` flushes them. An event-time timer clears a key's state once
-the watermark is past the time the plan said it expires, so state is bounded by the
-program, not by the stream.
+``keyed_processor`` (``transformWithStateInPandas``, one instance per bucket): each
+program key's state lives in its bucket's state value between batches as the bytes
+``Plan.process`` returns; records are applied in (time, seq) order. When every stream has
+ended (a file, or what the available-now trigger found), the keys of ``Plan.end_keys``
+get an end row last and ``Plan.finish`` flushes them. An event-time timer drops a key's
+state once the watermark is past the time the plan said it expires, so state is bounded
+by the program, not by the stream.
 
 Rows are typed per output kind (``row_ddl``): a graph's body is its N-Triples text, a
 solution's and an atom's a list of texts. Terms cross processes as text; every Python
@@ -38,10 +38,11 @@ from chronolog.program import ATOMS_IN, GRAPHS, Plan, Program, ProgramSpec, Reco
 from chronolog.program.contract import reclaim_terms
 from chronolog.program.outputs import Output, explanation, render
 from chronolog.program.writers import quarantine_record
+from chronolog.spark import buckets
+from chronolog.spark.buckets import PASSTHROUGH_BUCKET, bucket_of
 from chronolog.streams import LineError, jsonl_element
 from chronolog.timeunits import unit_ms
 
-PASSTHROUGH_KEY = "!"  # rows needing no state: outputs of the stateless stage, diagnostics
 OUTPUT, LATE, ERROR = "output", "late", "error"  # the kinds of row that reach the sinks
 END = "end"  # the row that tells a key the streams have ended
 
@@ -54,15 +55,17 @@ def body_types(kind: str) -> tuple[pa.DataType, str]:
 
 
 def record_schema(kind: str) -> tuple[pa.Schema, str]:
-    """The stateless stage's rows: a record (key, time, seq, payload) for the keyed stage,
-    or, under ``PASSTHROUGH_KEY``, an output or a diagnostic (row, source, body, place, why)."""
+    """The stateless stage's rows: a record (bucket, key, time, seq, payload) for the keyed
+    stage, or, under ``PASSTHROUGH_BUCKET``, an output or a diagnostic (row, source, body,
+    place, why)."""
     arrow, spark = body_types(kind)
     schema = pa.schema([
-        ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()), ("payload", pa.binary()),
-        ("row", pa.string()), ("source", pa.string()), ("body", arrow), ("place", pa.string()), ("why", pa.string()),
+        ("bucket", pa.int32()), ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()),
+        ("payload", pa.binary()), ("row", pa.string()), ("source", pa.string()), ("body", arrow),
+        ("place", pa.string()), ("why", pa.string()),
     ])
-    ddl = (f"key string, time long, seq long, payload binary, row string, source string, body {spark}, "
-           "place string, why string")
+    ddl = (f"bucket int, key string, time long, seq long, payload binary, row string, source string, "
+           f"body {spark}, place string, why string")
     return schema, ddl
 
 
@@ -79,11 +82,13 @@ def result_ddl(kind: str) -> str:
 
 @dataclass(frozen=True)
 class Stages:
-    """What the driver ships to the executors: the spec each stage compiles."""
+    """What the driver ships to the executors: the spec each stage compiles and the
+    bucket ids of the keyed stage."""
 
     prepare: ProgramSpec
     keyed: ProgramSpec
     kind: str
+    buckets: tuple[int, ...]
 
 
 class Worker:
@@ -150,6 +155,7 @@ def _time_points(batches: Iterator[pa.RecordBatch]) -> Iterator[list[dict]]:
 def prepare_stage(stages: Stages):
     """The ``mapInArrow`` function of the stateless stage."""
     schema, _ = record_schema(stages.kind)
+    buckets = stages.buckets
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         worker = worker_for(stages.prepare)
@@ -160,11 +166,12 @@ def prepare_stage(stages: Stages):
                 rows = []
             first = group[0]
             if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
-                rows.extend((key, first["time"], first["seq"], None, END, None, None, None, None)
-                            for key in [*worker.plan.end_keys(), PASSTHROUGH_KEY])
+                rows.extend((bucket_of(key, buckets), key, first["time"], first["seq"], None, END, None, None, None,
+                             None) for key in worker.plan.end_keys())
+                rows.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, END, None, None, None, None))
                 continue
             if first["kind"] != "element":  # late or malformed: the element's payload or the error
-                rows.append((PASSTHROUGH_KEY, first["time"], first["seq"], None, first["kind"], first["place"],
+                rows.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, first["kind"], first["place"],
                              _diagnostic_body(first["payload"], stages.kind), first["place"], None))
                 continue
             inputs: dict[str, list[tuple]] = {}
@@ -176,12 +183,13 @@ def prepare_stage(stages: Stages):
                     record = quarantine_record(error)
                     if record["source"] is None:
                         record.update(source=row["place"], element=row["payload"])
-                    rows.append((PASSTHROUGH_KEY, row["time"], row["seq"], None, ERROR, row["place"],
+                    rows.append((PASSTHROUGH_BUCKET, None, row["time"], row["seq"], None, ERROR, row["place"],
                                  _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
             prepared = worker.plan.prepare(first["time"], inputs)
-            rows.extend((r.key, r.time, r.seq, r.payload, None, None, None, None, None) for r in prepared.records)
+            rows.extend((bucket_of(r.key, buckets), r.key, r.time, r.seq, r.payload, None, None, None, None, None)
+                        for r in prepared.records)
             for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
-                rows.append((PASSTHROUGH_KEY, time, n, None, row, source, body, None, why))
+                rows.append((PASSTHROUGH_BUCKET, None, time, n, None, row, source, body, None, why))
             reclaim_terms(worker.program)  # the time point left as text: its terms may go
         if rows:
             yield _record_batch(rows, schema)
@@ -206,61 +214,60 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
     columns = ["row", "time", "source", "body", "place", "order", "n", "why"]
 
     class KeyedProcessor(StatefulProcessor):
-        """One key's state (see the module docstring)."""
+        """One bucket's state (see the module docstring)."""
 
         def init(self, handle) -> None:
             self.handle = handle
-            # the plan's state, when it expires, and the pending timer (each state call is a
-            # round trip to the JVM, so a key costs one read and one write per batch)
-            self.state = handle.getValueState("program", "state binary, expires long, timer long")
+            # the bucket's entries and the pending timer: each state call is a round trip to
+            # the JVM, so a bucket costs one read and one write per batch
+            self.state = handle.getValueState("bucket", "entries binary, timer long")
 
         def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-            key = key[0]
             frames = list(rows)
-            if key == PASSTHROUGH_KEY:
-                for frame in frames:
-                    yield pd.DataFrame({
-                        "row": frame["row"], "time": frame["time"], "source": frame["source"],
-                        "body": frame["body"], "place": frame["place"], "order": "", "n": frame["seq"],
-                        "why": frame["why"]},
-                        columns=columns)
+            if key[0] == PASSTHROUGH_BUCKET:
+                frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+                yield pd.DataFrame({
+                    "row": frame["row"], "time": frame["time"], "source": frame["source"], "body": frame["body"],
+                    "place": frame["place"], "order": "", "n": frame["seq"], "why": frame["why"]}, columns=columns)
                 return
             worker = worker_for(stages.keyed)
-            ended = any((frame["row"] == END).any() for frame in frames)
-            records = sorted((Record(key, int(t), int(s), p) for frame in frames
-                              for t, s, p, r in zip(frame["time"], frame["seq"], frame["payload"], frame["row"])
-                              if r != END),
-                             key=lambda r: (r.time, r.seq))
+            records: dict[str, list[Record]] = {}
+            ended = set()
+            for frame in frames:
+                for k, t, s, p, r in zip(frame["key"], frame["time"], frame["seq"], frame["payload"], frame["row"]):
+                    if r == END:
+                        ended.add(k)
+                    else:
+                        records.setdefault(k, []).append(Record(k, int(t), int(s), p))
             stored = self.state.get()
-            state, outputs, expires = worker.plan.process(key, stored[0] if stored else None, records)
-            if ended:
-                outputs = outputs + worker.plan.finish(key, state)
-                state = None
-            if state is not None:
-                timer = stored[2] if stored else None
-                if expires is not None and timer is None:  # a pending timer re-arms itself while in reach
-                    timer = expires + 1
-                    self.handle.registerTimer(timer)
-                self.state.update((state, expires, timer))
-            elif stored:
-                self.state.clear()  # a timer still pending finds nothing to do
-            rendered = worker.rendered(outputs, key)
+            entries = buckets.decode(stored[0] if stored else None)
+            rendered = [row for k, outputs in buckets.apply(worker.plan, entries, records, ended)
+                        for row in worker.rendered(outputs, k)]
             reclaim_terms(worker.program)  # the state left as bytes, the outputs as text: their terms may go
+            self.keep(entries, stored[1] if stored else None, stored is not None)
             if rendered:
                 yield pd.DataFrame(rendered, columns=columns)
 
         def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
             stored = self.state.get()
             if stored is not None:
-                state, expires, _ = stored
-                if expires is None:  # the state matters again for as long as the stream runs
-                    self.state.update((state, None, None))
-                elif timerValues.getCurrentWatermarkInMs() > expires:
-                    self.state.clear()
-                else:
-                    self.handle.registerTimer(expires + 1)
-                    self.state.update((state, expires, expires + 1))
+                entries = buckets.decode(stored[0])
+                buckets.evict(entries, timerValues.getCurrentWatermarkInMs())
+                self.keep(entries, None, True)
             return iter([])
+
+        def keep(self, entries: buckets.Entries, timer: int | None, stored: bool) -> None:
+            """Write the bucket back (or clear it once empty), with a timer armed for its
+            earliest expiry unless one is pending: a timer re-arms itself while in reach."""
+            if not entries:
+                if stored:
+                    self.state.clear()  # a timer still pending finds nothing to do
+                return
+            due = buckets.due(entries)
+            if due is not None and timer is None:
+                timer = due + 1
+                self.handle.registerTimer(timer)
+            self.state.update((buckets.encode(entries), timer))
 
         def close(self) -> None:
             pass

@@ -32,6 +32,7 @@ from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.monitor import RunMonitor
 from chronolog.progress import Progress
+from chronolog.spark.buckets import bucket_ids
 from chronolog.spark.pipeline import END, ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
 from chronolog.spark.sinks import LateFileSink, MonitoredSink, OutputRecord, QuarantineFileSink, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
@@ -70,20 +71,30 @@ def fingerprint(spec: ProgramSpec, streams: Mapping[str, str], lateness: int) ->
             "streams": dict(streams), "lateness": lateness}
 
 
-def claim_checkpoint(location: Path, stamp: dict[str, object], fresh: bool) -> None:
-    """Stamp a new checkpoint with its run's fingerprint; refuse to resume one made by
-    another program or other options (their state and offsets would be mixed)."""
+def resumed_buckets(location: Path, stamp: dict[str, object], fresh: bool) -> list[int] | None:
+    """The keyed stage's bucket ids of the checkpoint a run resumes (None for a new one);
+    refuse to resume one made by another program or other options (their state and offsets
+    would be mixed), or by a chronolog that kept its state in another layout."""
+    if fresh:
+        return None
     path = location / CHECKPOINT_STAMP
-    if fresh or not path.exists():
-        location.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(stamp, sort_keys=True, indent=1))
-        return
-    old = json.loads(path.read_text())
-    changed = sorted(k for k in stamp.keys() | old.keys() if _plain(stamp.get(k)) != _plain(old.get(k)))
+    old = json.loads(path.read_text()) if path.exists() else {}
+    if "buckets" not in old:
+        raise ChronologError(f"the checkpoint {location} was made by an earlier chronolog, which kept one state "
+                             "value per program key; this one keeps program keys in buckets and cannot resume it: "
+                             "give a new --checkpoint folder, or --fresh to discard it and start over")
+    changed = sorted(k for k in stamp.keys() | (old.keys() - {"buckets"}) if _plain(stamp.get(k)) != _plain(old.get(k)))
     if changed:
         raise ChronologError(f"the checkpoint {location} belongs to a run with another {', '.join(changed)}: "
                              "resuming it would mix two programs' state; give a new --checkpoint folder, or "
                              "--fresh to discard this one and start over")
+    return [int(b) for b in old["buckets"]]
+
+
+def stamp_checkpoint(location: Path, stamp: dict[str, object], buckets: list[int]) -> None:
+    """Stamp a new checkpoint with its run's fingerprint and bucket ids."""
+    location.mkdir(parents=True, exist_ok=True)
+    (location / CHECKPOINT_STAMP).write_text(json.dumps({**stamp, "buckets": buckets}, sort_keys=True, indent=1))
 
 
 def _plain(value: object) -> object:
@@ -201,7 +212,7 @@ def build_query(spark, stages: Stages, streams: Mapping[str, str], options: Mapp
     # whole time points in order, lateness applied): its column is dropped before the keyed
     # stage, so that no row is ever filtered there as late (a time at or before 0 would be).
     records = records.withColumn("ts", F.timestamp_millis("time")).withWatermark("ts", "0 milliseconds").drop("ts")
-    return records.groupBy("key").transformWithStateInPandas(
+    return records.groupBy("bucket").transformWithStateInPandas(
         keyed_processor(stages), result_ddl(stages.kind), "Append", "EventTime")
 
 
@@ -228,7 +239,6 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
         check_stream_path(source)
     program = compile_program(spec)  # errors here, on the driver, before Spark starts
     plan = program.plan()
-    stages = Stages(spec, plan.keyed_spec(spec), program.output_kind)
     named = {resolve_stream(program, name): source if source.startswith("tcp://") else os.path.abspath(source)
              for name, source in streams.items()}
     progress = progress or Progress(enabled=False)
@@ -236,8 +246,14 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     temporary = checkpoint is None
     location = Path(tempfile.mkdtemp(prefix="chronolog-checkpoint-") if temporary else checkpoint)  # type: ignore[arg-type]
     fresh = not (location / "offsets").exists()
-    claim_checkpoint(location, fingerprint(spec, named, lateness), fresh)
+    stamp = fingerprint(spec, named, lateness)
+    ids = resumed_buckets(location, stamp, fresh)
     spark = spark_session(master, conf)
+    if ids is None:
+        with _sql_conf(spark, conf or {}):
+            ids = bucket_ids(int(spark.conf.get("spark.sql.shuffle.partitions")))
+        stamp_checkpoint(location, stamp, ids)
+    stages = Stages(spec, plan.keyed_spec(spec), program.output_kind, tuple(ids))
     if fresh:
         sink.reset()
         for extra in (late, quarantine):
