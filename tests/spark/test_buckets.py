@@ -95,3 +95,10 @@ def test_the_timer_drops_only_the_keys_the_watermark_passed() -> None:
 def test_bucket_state_that_is_not_plain_data_is_refused() -> None:
     with pytest.raises(SnapshotError, match="not a bucket state|only plain data"):
         buckets.decode(pickle.dumps(Counter()))
+
+
+def test_a_buckets_records_travel_packed_in_one_payload() -> None:
+    records = [Record("fire|a", 3, 1, b"\x00x"), Record("fire|b", 2, 0, b"")]
+    assert buckets.unpack(buckets.pack(records)) == records
+    with pytest.raises(SnapshotError):
+        buckets.unpack(pickle.dumps([Counter()]))

@@ -6,7 +6,8 @@ batch in ``transformWithStateInPandas`` (a state read and a state write, each a 
 to the JVM's state server, and a pandas frame of outputs), whatever the program does with
 it. So the stateless stage hashes each program key to one of a few buckets, and a bucket's
 state value holds the state of every program key in it: one read, one write and one frame
-per bucket and batch (benchmarks/RESULTS.md, issue 18 goal 3).
+per bucket and batch (benchmarks/RESULTS.md, issue 18 goal 3). For the same reason the
+stateless stage ships a bucket's records of a batch packed in one row (:func:`pack`).
 
 Bucket ids are ints chosen so that Spark's hash partitioning (Murmur3 of the grouping
 column, seed 42, modulo the keyed partitions) spreads them evenly: every keyed partition
@@ -77,6 +78,15 @@ def decode(blob: bytes | None) -> Entries:
 
 def encode(entries: Entries) -> bytes:
     return pickle.dumps(entries, protocol=5)
+
+
+def pack(records: Iterable[Record]) -> bytes:
+    """Records as one payload (plain data: :func:`unpack` runs no code)."""
+    return pickle.dumps([tuple(r) for r in records], protocol=5)
+
+
+def unpack(blob: bytes) -> list[Record]:
+    return [Record(*r) for r in plain_loads(blob, "bucket's records")]  # type: ignore[union-attr]
 
 
 def apply(plan: Plan, entries: Entries, records: Mapping[str, list[Record]],

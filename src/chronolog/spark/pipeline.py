@@ -5,7 +5,8 @@ any program, through the program contract (:mod:`chronolog.program`).
 holds whole time points in time order (see :mod:`chronolog.spark.source`); per time
 point, parse the elements and hand them to the program's plan (``Plan.prepare``), which
 returns records for its keyed state and outputs that need no state. Records go on by
-the bucket of their key (:mod:`chronolog.spark.buckets`); outputs, late and malformed
+the bucket of their key (:mod:`chronolog.spark.buckets`), a bucket's records of a
+partition's batch packed in one row; outputs, late and malformed
 elements pass through the keyed stage under ``PASSTHROUGH_BUCKET``.
 
 ``keyed_processor`` (``transformWithStateInPandas``, one instance per bucket): each
@@ -55,9 +56,9 @@ def body_types(kind: str) -> tuple[pa.DataType, str]:
 
 
 def record_schema(kind: str) -> tuple[pa.Schema, str]:
-    """The stateless stage's rows: a record (bucket, key, time, seq, payload) for the keyed
-    stage, or, under ``PASSTHROUGH_BUCKET``, an output or a diagnostic (row, source, body,
-    place, why)."""
+    """The stateless stage's rows: a bucket's records (bucket, payload: ``buckets.pack``) or
+    an end row for a key (bucket, key, row END) for the keyed stage, or, under
+    ``PASSTHROUGH_BUCKET``, an output or a diagnostic (row, source, body, place, why)."""
     arrow, spark = body_types(kind)
     schema = pa.schema([
         ("bucket", pa.int32()), ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()),
@@ -155,18 +156,20 @@ def _time_points(batches: Iterator[pa.RecordBatch]) -> Iterator[list[dict]]:
 def prepare_stage(stages: Stages):
     """The ``mapInArrow`` function of the stateless stage."""
     schema, _ = record_schema(stages.kind)
-    buckets = stages.buckets
+    ids = stages.buckets
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         worker = worker_for(stages.prepare)
         rows: list[tuple] = []
+        packed: dict[int, list[Record]] = {}  # a bucket's records, shipped as one row
+        held = 0
         for group in _time_points(batches):
-            if len(rows) >= 4096:  # Arrow batches of some size, not one per time point
-                yield _record_batch(rows, schema)
-                rows = []
+            if len(rows) + held >= 4096:  # Arrow batches of some size, not one per time point
+                yield _record_batch(rows + _packed_rows(packed), schema)
+                rows, packed, held = [], {}, 0
             first = group[0]
             if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
-                rows.extend((bucket_of(key, buckets), key, first["time"], first["seq"], None, END, None, None, None,
+                rows.extend((bucket_of(key, ids), key, first["time"], first["seq"], None, END, None, None, None,
                              None) for key in worker.plan.end_keys())
                 rows.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, END, None, None, None, None))
                 continue
@@ -186,15 +189,23 @@ def prepare_stage(stages: Stages):
                     rows.append((PASSTHROUGH_BUCKET, None, row["time"], row["seq"], None, ERROR, row["place"],
                                  _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
             prepared = worker.plan.prepare(first["time"], inputs)
-            rows.extend((bucket_of(r.key, buckets), r.key, r.time, r.seq, r.payload, None, None, None, None, None)
-                        for r in prepared.records)
+            for r in prepared.records:
+                packed.setdefault(bucket_of(r.key, ids), []).append(r)
+            held += len(prepared.records)
             for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
                 rows.append((PASSTHROUGH_BUCKET, None, time, n, None, row, source, body, None, why))
             reclaim_terms(worker.program)  # the time point left as text: its terms may go
-        if rows:
-            yield _record_batch(rows, schema)
+        if rows or packed:
+            yield _record_batch(rows + _packed_rows(packed), schema)
 
     return run
+
+
+def _packed_rows(packed: dict[int, list[Record]]) -> list[tuple]:
+    """One row per bucket holding its records (its time the latest of theirs, for the
+    watermark): a row costs the same in the Arrow, shuffle and pandas steps whatever it holds."""
+    return [(bucket, None, max(r.time for r in records), 0, buckets.pack(records), None, None, None, None, None)
+            for bucket, records in packed.items()]
 
 
 def _diagnostic_body(text: str, kind: str) -> str | list[str]:
@@ -234,11 +245,12 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
             records: dict[str, list[Record]] = {}
             ended = set()
             for frame in frames:
-                for k, t, s, p, r in zip(frame["key"], frame["time"], frame["seq"], frame["payload"], frame["row"]):
+                for k, p, r in zip(frame["key"], frame["payload"], frame["row"]):
                     if r == END:
                         ended.add(k)
-                    else:
-                        records.setdefault(k, []).append(Record(k, int(t), int(s), p))
+                        continue
+                    for record in buckets.unpack(p):
+                        records.setdefault(record.key, []).append(record)
             stored = self.state.get()
             entries = buckets.decode(stored[0] if stored else None)
             rendered = [row for k, outputs in buckets.apply(worker.plan, entries, records, ended)
