@@ -1,5 +1,6 @@
-"""chronolog's Spark defaults (no SparkSession needed): one keyed partition per local core,
-changelog checkpointing of the RocksDB state store, --conf pairs parsed or refused clearly."""
+"""chronolog's Spark defaults: one keyed partition per local core, changelog checkpointing
+of the RocksDB state store, --conf pairs parsed or refused clearly; a running session is
+returned with its own settings."""
 from __future__ import annotations
 
 import os
@@ -31,3 +32,13 @@ def test_parse_conf() -> None:
     assert parse_conf(["a.b=1", "c = x=y"]) == {"a.b": "1", "c": " x=y"}
     with pytest.raises(ChronologError, match="expected key=value"):
         parse_conf(["spark.master"])
+
+
+@pytest.mark.spark
+def test_a_running_session_is_returned_with_its_own_settings(spark) -> None:
+    """The tests' session keeps its one keyed partition: asking again (as every run does)
+    must not put chronolog's defaults (one per local core) over it."""
+    from chronolog.spark.session import spark_session
+
+    assert spark_session(None, None) is spark
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "1"

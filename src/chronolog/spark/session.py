@@ -118,6 +118,9 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    existing = SparkSession.getActiveSession()
+    if existing is not None:  # a builder would set chronolog's defaults over the session's own settings
+        return existing
     submitted: set[str] = set()
     if "PYSPARK_GATEWAY_PORT" in os.environ:
         # Under spark-submit (its JVM is already running): its --master and --conf settings
