@@ -71,15 +71,15 @@ def test_closure_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> No
 
 def test_run_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """``chronolog run --master spark://...``: the synthetic example (many keys, background
-    rules applied on the executors) in one micro-batch of two enrichment tasks, on one
-    executor per worker; Spark's event log shows that both executors ran tasks of both
+    rules applied on the executors) in one micro-batch of two enrichment tasks (a micro-batch
+    limit makes it a streaming query, not a bounded run's batch job), on one executor per worker; Spark's event log shows that both executors ran tasks of both
     stages (enrichment, and the keyed temporal state)."""
     example = ROOT / "examples" / "synthetic"
     expected, got, events = tmp_path / "inprocess.trig", tmp_path / "cluster.trig", tmp_path / "events"
     events.mkdir()
     assert cli.main(["run", str(example), "--runner", "inprocess", "-o", str(expected)]) == 0
     command = [sys.executable, "-m", "chronolog", "run", str(example), "-o", str(got), "--runner", "spark",
-               "--partitions", "2", "--master", cluster.url, *cluster_conf(cluster),
+               "--partitions", "2", "--max-elements-per-batch", "100000", "--master", cluster.url, *cluster_conf(cluster),
                "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events.as_uri()}",
                "--conf", "spark.eventLog.compress=false", "--conf", "spark.eventLog.rolling.enabled=false"]
     run = subprocess.run(command, cwd=tmp_path, env=cluster.env, capture_output=True, text=True, timeout=600)

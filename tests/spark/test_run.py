@@ -83,7 +83,7 @@ def test_examples_on_spark_equal_inprocess(spark, tmp_path: Path, example: str, 
 CASES = golden_cases()
 
 
-SPLITS = [(0, 1, 1), (2, 2, 3), (1, 1, 2)]  # (elements per batch, 0: all; enrichment tasks; keyed partitions)
+SPLITS = [(0, 2, 2), (2, 2, 3), (1, 1, 2)]  # (elements per batch, 0: all, a bounded run; enrichment tasks; keyed partitions)
 
 
 @pytest.mark.parametrize("case, split", [(c, SPLITS[n % len(SPLITS)]) for n, c in enumerate(CASES)],
@@ -187,9 +187,11 @@ def write_jsonl(path: Path, stream: list[tuple[int, list]]) -> None:
             out.write(json.dumps({"time": time, "graph": ttl(triples)}) + "\n")
 
 
+@pytest.mark.parametrize("batch", [3, 0])
 @settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(cases())
-def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
+def test_random_programs_on_spark_equal_inprocess(spark, batch: int, case) -> None:
+    """Micro-batches of 3 elements (a streaming query), or none (a bounded run's batch job)."""
     program, background, strata, stream = case
     from reference.datalog import render as render_datalog
     from test_dotr_differential import EX
@@ -207,7 +209,7 @@ def test_random_programs_on_spark_equal_inprocess(spark, case) -> None:
         expected = inprocess_detections(spec, stream, feedback_limit=50)
         assume(expected is not None)  # feedback that does not stop: test_feedback.py covers the limit
         assume(sum(expected.values()) > 0)  # Spark runs cost seconds: spend them where there is something to see
-        got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=3, partitions=2,
+        got, _ = spark_detections(spec, folder / "stream.jsonl", max_elements_per_batch=batch, partitions=2,
                                   conf={"spark.sql.shuffle.partitions": "2"})
         assert got == expected, spec.text
 
@@ -225,7 +227,9 @@ def reading(time: int, n: int, room: str, kind: str, value: int | None = None) -
     return json.dumps({"time": time, "graph": f"@prefix : <http://example.org/> . {body}"})
 
 
-def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [2, 0])
+def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Path, batch: int) -> None:
+    """In micro-batches of 2 (a streaming query) or in a bounded run's batch job."""
     good = [reading(10, 1, "roomA", "TempReading", 70), reading(20, 2, "roomA", "SmokeReading"),
             reading(30, 3, "roomB", "TempReading", 80), reading(40, 4, "roomB", "SmokeReading")]
     lines = [good[0], good[1], "this is not json", reading(5, 9, "roomB", "TempReading", 99),
@@ -234,8 +238,8 @@ def test_bad_and_late_elements_are_reported_and_lose_nothing(spark, tmp_path: Pa
     stream.write_text("\n".join(lines) + "\n")
     late = LateFileSink(tmp_path / "late.jsonl", "jsonl")
     reports: list[str] = []
-    got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append, max_elements_per_batch=2,
-                                    on_error="skip")
+    got, summary = spark_detections(fire_spec(), stream, late=late, report=reports.append,
+                                    max_elements_per_batch=batch, on_error="skip")
     clean = tmp_path / "clean.jsonl"
     clean.write_text("\n".join(good) + "\n")
     want, _ = spark_detections(fire_spec(), clean)
@@ -257,6 +261,56 @@ def test_out_of_order_elements_within_the_allowed_lateness_are_put_back(spark, t
     stream.write_text("\n".join(reversed(ordered)) + "\n")
     got, summary = spark_detections(fire_spec(), stream, lateness=15)
     assert summary.late == 0 and sum(got.values()) == 1
+
+
+def test_bounded_input_runs_as_one_batch_job(spark, tmp_path: Path, monkeypatch) -> None:
+    """Files under the available-now trigger, small and with no checkpoint: one batch job,
+    no streaming query (no progress reports), the detections of a streaming query; a
+    checkpoint, or input over the bound, makes it a streaming query."""
+    from chronolog.spark import bounded
+
+    stream = FIRE / "stream.trig"
+    got, summary = spark_detections(fire_spec(), stream, partitions=2)
+    assert summary.progress == [] and summary.batches == 1 and summary.input_rows == 2
+    streamed, streamed_summary = spark_detections(fire_spec(), stream, checkpoint=str(tmp_path / "checkpoint"))
+    assert streamed_summary.progress
+    assert sum(got.values()) == 1 and got == streamed
+    monkeypatch.setattr(bounded, "BOUNDED_BYTES", stream.stat().st_size - 1)
+    assert not bounded.is_bounded({"": str(stream)})
+    over, over_summary = spark_detections(fire_spec(), stream)
+    assert over_summary.progress and over == got
+
+
+@pytest.mark.parametrize("batch", [100, 0])
+def test_a_program_failing_on_an_executor_stops_the_run_with_its_reason(spark, tmp_path: Path, batch: int) -> None:
+    """A program that feeds itself forever fails at the end of the stream, in the keyed
+    stage: the run stops with the program's own message (a streaming query, or a bounded
+    run's batch job)."""
+    from chronolog.errors import ChronologError
+
+    program = """PREFIX : <http://example.org/>
+EVENT Tick AS SELECT ?t WHERE { ?t a :Tick }
+RULE :tick DEFINE { ?next a :Tick . } FROM Tick FEEDBACK AFTER 10 ms
+"""
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text(json.dumps({"time": 0, "graph": "<http://example.org/t0> a <http://example.org/Tick> ."}) + "\n")
+    failed = "the Spark (query|job) failed: feedback does not stop: 10,000 time points processed"
+    with pytest.raises(ChronologError, match=failed):
+        spark_detections(ProgramSpec("dotr", program, None, Options()), stream, max_elements_per_batch=batch)
+
+
+def test_only_small_files_are_bounded(tmp_path: Path, monkeypatch) -> None:
+    from chronolog.spark import bounded
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "1.jsonl").write_text("x" * 10)
+    (inbox / "2.jsonl").write_text("x" * 10)
+    (inbox / ".3.jsonl.partial").write_text("x" * 100)  # not a stream file yet
+    monkeypatch.setattr(bounded, "BOUNDED_BYTES", 20)
+    assert bounded.is_bounded({"": str(inbox)})
+    assert not bounded.is_bounded({"": str(inbox), "s": str(inbox / "1.jsonl")})
+    assert not bounded.is_bounded({"": "tcp://127.0.0.1:9"})
 
 
 def test_keyed_state_stays_bounded(spark, tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ program key's state lives in its bucket's state value between batches as the byt
 ended (a file, or what the available-now trigger found), the keys of ``Plan.end_keys``
 get an end row last and ``Plan.finish`` flushes them. An event-time timer drops a key's
 state once the watermark is past the time the plan said it expires, so state is bounded
-by the program, not by the stream.
+by the program, not by the stream. A bounded run (:mod:`chronolog.spark.bounded`) runs
+the same two stages in a batch job instead (``prepared_rows``, ``bucket_results``), each
+bucket's rows applied to empty state.
 
 Rows are typed per output kind (``row_ddl``): a graph's body is its N-Triples text, a
 solution's and an atom's a list of texts. Terms cross processes as text; every Python
@@ -25,6 +27,7 @@ own: once per worker process, not per batch.
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -137,66 +140,72 @@ def worker_for(spec: ProgramSpec) -> Worker:
     return worker
 
 
-def _time_points(batches: Iterator[pa.RecordBatch]) -> Iterator[list[dict]]:
+def _time_points(rows: Iterator[dict]) -> Iterator[list[dict]]:
     """The partition's rows, a time point (or a diagnostic row) at a time."""
     current: list[dict] = []
-    for batch in batches:
-        for row in batch.to_pylist():
-            if row["kind"] != "element":
-                yield [row]
-                continue
-            if current and current[0]["time"] != row["time"]:
-                yield current
-                current = []
-            current.append(row)
+    for row in rows:
+        if row["kind"] != "element":
+            yield [row]
+            continue
+        if current and current[0]["time"] != row["time"]:
+            yield current
+            current = []
+        current.append(row)
     if current:
         yield current
+
+
+def prepared_rows(stages: Stages, rows: Iterator[dict]) -> Iterator[list[tuple]]:
+    """The stateless stage over a partition's source rows (see ``SCHEMA`` of
+    :mod:`chronolog.spark.source`): its rows of ``record_schema``, some thousands at a time."""
+    worker = worker_for(stages.prepare)
+    ids = stages.buckets
+    out: list[tuple] = []
+    packed: dict[int, list[Record]] = {}  # a bucket's records, shipped as one row
+    held = 0
+    for group in _time_points(rows):
+        if len(out) + held >= 4096:  # batches of some size, not one per time point
+            yield out + _packed_rows(packed)
+            out, packed, held = [], {}, 0
+        first = group[0]
+        if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
+            out.extend((bucket_of(key, ids), key, first["time"], first["seq"], None, END, None, None, None,
+                        None) for key in worker.plan.end_keys())
+            out.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, END, None, None, None, None))
+            continue
+        if first["kind"] != "element":  # late or malformed: the element's payload or the error
+            out.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, first["kind"], first["place"],
+                        _diagnostic_body(first["payload"], stages.kind), first["place"], None))
+            continue
+        inputs: dict[str, list[tuple]] = {}
+        for row in group:
+            try:
+                inputs.setdefault(row["stream"], []).append(worker.element(row["payload"], row["syntax"],
+                                                                           row["place"]))
+            except (ChronologError, SyntaxError) as error:
+                record = quarantine_record(error)
+                if record["source"] is None:
+                    record.update(source=row["place"], element=row["payload"])
+                out.append((PASSTHROUGH_BUCKET, None, row["time"], row["seq"], None, ERROR, row["place"],
+                            _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
+        prepared = worker.plan.prepare(first["time"], inputs)
+        for r in prepared.records:
+            packed.setdefault(bucket_of(r.key, ids), []).append(r)
+        held += len(prepared.records)
+        for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
+            out.append((PASSTHROUGH_BUCKET, None, time, n, None, row, source, body, None, why))
+        reclaim_terms(worker.program)  # the time point left as text: its terms may go
+    if out or packed:
+        yield out + _packed_rows(packed)
 
 
 def prepare_stage(stages: Stages):
     """The ``mapInArrow`` function of the stateless stage."""
     schema, _ = record_schema(stages.kind)
-    ids = stages.buckets
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        worker = worker_for(stages.prepare)
-        rows: list[tuple] = []
-        packed: dict[int, list[Record]] = {}  # a bucket's records, shipped as one row
-        held = 0
-        for group in _time_points(batches):
-            if len(rows) + held >= 4096:  # Arrow batches of some size, not one per time point
-                yield _record_batch(rows + _packed_rows(packed), schema)
-                rows, packed, held = [], {}, 0
-            first = group[0]
-            if first["kind"] == END:  # the streams have ended: tell the keys that must hear it, and the driver
-                rows.extend((bucket_of(key, ids), key, first["time"], first["seq"], None, END, None, None, None,
-                             None) for key in worker.plan.end_keys())
-                rows.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, END, None, None, None, None))
-                continue
-            if first["kind"] != "element":  # late or malformed: the element's payload or the error
-                rows.append((PASSTHROUGH_BUCKET, None, first["time"], first["seq"], None, first["kind"], first["place"],
-                             _diagnostic_body(first["payload"], stages.kind), first["place"], None))
-                continue
-            inputs: dict[str, list[tuple]] = {}
-            for row in group:
-                try:
-                    inputs.setdefault(row["stream"], []).append(worker.element(row["payload"], row["syntax"],
-                                                                               row["place"]))
-                except (ChronologError, SyntaxError) as error:
-                    record = quarantine_record(error)
-                    if record["source"] is None:
-                        record.update(source=row["place"], element=row["payload"])
-                    rows.append((PASSTHROUGH_BUCKET, None, row["time"], row["seq"], None, ERROR, row["place"],
-                                 _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
-            prepared = worker.plan.prepare(first["time"], inputs)
-            for r in prepared.records:
-                packed.setdefault(bucket_of(r.key, ids), []).append(r)
-            held += len(prepared.records)
-            for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
-                rows.append((PASSTHROUGH_BUCKET, None, time, n, None, row, source, body, None, why))
-            reclaim_terms(worker.program)  # the time point left as text: its terms may go
-        if rows or packed:
-            yield _record_batch(rows + _packed_rows(packed), schema)
+        for rows in prepared_rows(stages, (row for batch in batches for row in batch.to_pylist())):
+            yield _record_batch(rows, schema)
 
     return run
 
@@ -218,11 +227,51 @@ def _record_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
+RESULT_COLUMNS = ["row", "time", "source", "body", "place", "order", "n", "why"]
+Result = namedtuple("Result", RESULT_COLUMNS)  # a result row (``result_ddl``) outside a DataFrame
+
+
+def _passed_through(frames: list):  # -> pd.DataFrame
+    """The passthrough bucket's rows (outputs of the stateless stage, diagnostics) as result rows."""
+    import pandas as pd
+
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return pd.DataFrame({"row": frame["row"], "time": frame["time"], "source": frame["source"], "body": frame["body"],
+                         "place": frame["place"], "order": "", "n": frame["seq"], "why": frame["why"]},
+                        columns=RESULT_COLUMNS)
+
+
+def _applied(stages: Stages, frames: list, entries: buckets.Entries) -> list[tuple]:
+    """Apply a bucket's rows of a batch (packed records, end rows; frames, or any mapping of
+    columns) to its ``entries``: the result rows of the outputs."""
+    worker = worker_for(stages.keyed)
+    records: dict[str, list[Record]] = {}
+    ended = set()
+    for frame in frames:
+        for k, p, r in zip(frame["key"], frame["payload"], frame["row"]):
+            if r == END:
+                ended.add(k)
+                continue
+            for record in buckets.unpack(p):
+                records.setdefault(record.key, []).append(record)
+    rendered = [row for k, outputs in buckets.apply(worker.plan, entries, records, ended)
+                for row in worker.rendered(outputs, k)]
+    reclaim_terms(worker.program)  # the state left as bytes, the outputs as text: their terms may go
+    return rendered
+
+
+def bucket_results(stages: Stages, bucket: int, rows: list[tuple]) -> list[Result]:
+    """A bucket's rows (``record_schema``) of the whole input, applied to empty state, as
+    result rows: the keyed stage of a bounded run (:mod:`chronolog.spark.bounded`)."""
+    if bucket == PASSTHROUGH_BUCKET:
+        return [Result(r[5], r[2], r[6], r[7], r[8], "", r[3], r[9]) for r in rows]
+    columns = {"key": [r[1] for r in rows], "payload": [r[4] for r in rows], "row": [r[5] for r in rows]}
+    return [Result(*r) for r in _applied(stages, [columns], {})]
+
+
 def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported on first use)
     import pandas as pd
     from pyspark.sql.streaming.stateful_processor import StatefulProcessor
-
-    columns = ["row", "time", "source", "body", "place", "order", "n", "why"]
 
     class KeyedProcessor(StatefulProcessor):
         """One bucket's state (see the module docstring)."""
@@ -236,29 +285,14 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
         def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
             frames = list(rows)
             if key[0] == PASSTHROUGH_BUCKET:
-                frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-                yield pd.DataFrame({
-                    "row": frame["row"], "time": frame["time"], "source": frame["source"], "body": frame["body"],
-                    "place": frame["place"], "order": "", "n": frame["seq"], "why": frame["why"]}, columns=columns)
+                yield _passed_through(frames)
                 return
-            worker = worker_for(stages.keyed)
-            records: dict[str, list[Record]] = {}
-            ended = set()
-            for frame in frames:
-                for k, p, r in zip(frame["key"], frame["payload"], frame["row"]):
-                    if r == END:
-                        ended.add(k)
-                        continue
-                    for record in buckets.unpack(p):
-                        records.setdefault(record.key, []).append(record)
             stored = self.state.get()
             entries = buckets.decode(stored[0] if stored else None)
-            rendered = [row for k, outputs in buckets.apply(worker.plan, entries, records, ended)
-                        for row in worker.rendered(outputs, k)]
-            reclaim_terms(worker.program)  # the state left as bytes, the outputs as text: their terms may go
+            rendered = _applied(stages, frames, entries)
             self.keep(entries, stored[1] if stored else None, stored is not None)
             if rendered:
-                yield pd.DataFrame(rendered, columns=columns)
+                yield pd.DataFrame(rendered, columns=RESULT_COLUMNS)
 
         def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
             stored = self.state.get()

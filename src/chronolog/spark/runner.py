@@ -3,7 +3,9 @@
     chronolog source -> prepare (mapInArrow) -> watermark -> groupBy(key)
         .transformWithStateInPandas(keyed processor) -> foreachBatch(sinks)
 
-The driver compiles the program once (its errors come early), ships the specs each stage
+Input that is all there and small runs as one batch job of the same stages instead
+(:mod:`chronolog.spark.bounded`). The driver compiles the program once (its errors come
+early), ships the specs each stage
 compiles (:class:`~chronolog.spark.pipeline.Stages`), follows the query's progress
 reports (input and processing rates, batch duration, state rows) and adds what the sinks
 counted (outputs, late and malformed elements). A late element goes to the late-data output (``late=``) or, without one, is
@@ -20,8 +22,10 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time as _time
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -32,6 +36,7 @@ from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.monitor import RunMonitor
 from chronolog.progress import Progress
+from chronolog.spark.bounded import bounded_results, is_bounded, read_bounded
 from chronolog.spark.buckets import bucket_ids
 from chronolog.spark.pipeline import END, ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
 from chronolog.spark.sinks import LateFileSink, MonitoredSink, OutputRecord, QuarantineFileSink, Sink
@@ -127,7 +132,10 @@ class _BatchHandler:
         self.report = report
 
     def __call__(self, frame, batch_id: int) -> None:
-        rows = frame.collect()
+        self.handle(frame.collect(), batch_id)
+
+    def handle(self, rows: list, batch_id: int) -> None:
+        """Handle the collected result rows of a batch."""
         outputs = sorted((r for r in rows if r.row == OUTPUT), key=lambda r: (r.time, r.source, r.order, r.n))
         diagnostics = sorted((r for r in rows if r.row != OUTPUT), key=lambda r: r.place or "")
         self.sink.write(batch_id, [OutputRecord(r.time, r.source, r.body, r.order, r.why) for r in outputs])
@@ -267,27 +275,35 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
         shown = report
         report = lambda line: (monitor.problem(line.removeprefix("chronolog: skipped ").splitlines()[0]),  # noqa: E731
                                shown(line))
-    options = {"lateness": str(lateness), "partitions": str(partitions or spark.sparkContext.defaultParallelism),
-               "msPerUnit": str(unit_ms(spec.options.time_unit))}
-    if max_elements_per_batch:
-        options["maxElementsPerBatch"] = str(max_elements_per_batch)
-    if rate:
-        options["rate"] = str(rate)
-    frame = build_query(spark, stages, named, options)
-    writer = frame.writeStream.foreachBatch(_BatchHandler(sink, late, on_error, quarantine, program.input_kind, summary, report)) \
-        .option("checkpointLocation", str(location)).queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
-    if trigger == "available-now":
-        writer = writer.trigger(availableNow=True)
-    else:
-        writer = writer.trigger(processingTime=trigger)
+    handler = _BatchHandler(sink, late, on_error, quarantine, program.input_kind, summary, report)
+    partitions = partitions or spark.sparkContext.defaultParallelism
     start = _time.monotonic()
-    with _sql_conf(spark, conf or {}):
-        query = writer.start()
     try:
-        _follow(query, summary, progress, start, stop_after, until, trigger == "available-now", monitor)
-    except KeyboardInterrupt:
-        query.stop()
-        raise
+        if trigger == "available-now" and temporary and monitor is None and not (rate or max_elements_per_batch) \
+                and stop_after is None and until is None and is_bounded(named):
+            _run_bounded(spark, stages, named, lateness, unit_ms(spec.options.time_unit), partitions, handler,
+                         conf or {}, progress)
+        else:
+            options = {"lateness": str(lateness), "partitions": str(partitions),
+                       "msPerUnit": str(unit_ms(spec.options.time_unit))}
+            if max_elements_per_batch:
+                options["maxElementsPerBatch"] = str(max_elements_per_batch)
+            if rate:
+                options["rate"] = str(rate)
+            writer = build_query(spark, stages, named, options).writeStream.foreachBatch(handler) \
+                .option("checkpointLocation", str(location)) \
+                .queryName(f"chronolog-{Path(spec.filename or 'program').stem}")
+            if trigger == "available-now":
+                writer = writer.trigger(availableNow=True)
+            else:
+                writer = writer.trigger(processingTime=trigger)
+            with _sql_conf(spark, conf or {}):
+                query = writer.start()
+            try:
+                _follow(query, summary, progress, start, stop_after, until, trigger == "available-now", monitor)
+            except KeyboardInterrupt:
+                query.stop()
+                raise
     finally:
         summary.seconds = _time.monotonic() - start
         sink.close()
@@ -299,6 +315,47 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     if summary.failure is not None:
         raise RunStopped(summary.failure, summary)
     return summary
+
+
+def _run_bounded(spark, stages: Stages, streams: Mapping[str, str], lateness: int, ms_per_unit: int | Decimal,
+                 partitions: int, handler: _BatchHandler, conf: Mapping[str, str], progress: Progress) -> None:
+    """Run the program over input small and all there as one batch job (see
+    :mod:`chronolog.spark.bounded`), its results handled as one micro-batch's; the progress
+    line follows the job's tasks, and Ctrl-C cancels it."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    runs, elements = read_bounded(streams, lateness, ms_per_unit, partitions)
+    with _sql_conf(spark, conf):
+        keyed = int(spark.conf.get("spark.sql.shuffle.partitions"))  # as a streaming query would have them
+    result: list = []
+
+    def collect() -> None:
+        try:
+            result.append(bounded_results(spark, stages, runs, keyed))
+        except Exception as error:  # raised in the caller's thread
+            result.append(error)
+
+    job = threading.Thread(target=collect, name="chronolog-bounded-run", daemon=True)
+    job.start()
+    tracker = spark.sparkContext.statusTracker()
+    try:
+        while job.is_alive():
+            job.join(0.5)
+            stages_now = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+            done = sum(info.numCompletedTasks for info in stages_now if info)
+            total = sum(info.numTasks for info in stages_now if info)
+            progress.update(f"{elements:,} elements, in one batch job: {done}/{total} tasks of its running stages")
+    except KeyboardInterrupt:
+        spark.sparkContext.cancelAllJobs()
+        raise
+    outcome = result[0]
+    if isinstance(outcome, (CapturedException, Py4JJavaError)):  # a task failed
+        raise ChronologError(f"the Spark job failed: {_cause(outcome)}") from None
+    if isinstance(outcome, Exception):
+        raise outcome
+    handler.summary.input_rows = elements
+    handler.handle(outcome, 0)
 
 
 @contextlib.contextmanager

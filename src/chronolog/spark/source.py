@@ -48,6 +48,7 @@ from chronolog.terms import TermDictionary
 END_SEQ = 1 << 62  # the end-of-stream row comes after every element of its time
 READ_AHEAD = 50_000  # elements a batch may read past the last committed one (option readAhead)
 SCHEMA = "kind string, stream string, time long, seq long, payload string, syntax string, place string"
+SCHEMA_COLUMNS = tuple(column.split()[0] for column in SCHEMA.split(", "))
 FORMAT_NAME = "chronolog"
 
 

@@ -1,0 +1,134 @@
+"""Bounded runs against in-process throughput (issue 18, goal 2): input that is all there and
+small (:mod:`chronolog.spark.bounded`) runs as one Spark batch job, with no micro-batches.
+
+Workloads: DOTR section 5's default scenario (``dotr_scenario.py``), CityBench Q1 and Q2
+(``examples/citybench``; longer streams converted from ``../shared/data/citybench`` when it
+is there, as ``bench_spark_stream.py`` does) and one golden program of each other language
+(its stream repeated, as ``bench_spark_languages.py`` does). Both runners run the same
+command line (``chronolog run ... --runner inprocess|spark``, Spark on ``local[2]``), one
+after the other in this process (one SparkSession for every Spark run); throughput per
+element is the difference of two lengths' wall times, which cancels start-up. Every Spark
+run is checked to be a bounded run (no streaming progress reports) and to write what the
+in-process run wrote. The per-phase split of the longer Spark run: reading the input on the
+driver, then the job's two stages from Spark's status store (wall time, and the time its
+tasks ran, summed over both cores).
+
+    PYTHONPATH=src python benchmarks/bench_spark_bounded.py [--workloads ...]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import from_tests
+from bench_spark_languages import repeat_streams
+from bench_spark_stream import DATA, make_workloads
+
+LENGTHS = {"synthetic": (5_000, 20_000), "citybench-q1": (2_000, 8_000), "citybench-q2": (2_000, 8_000)}
+CASES = ["csparql/select_window", "epsparql/stock_drop", "lars/cooling", "rspql/dstream_every_step"]
+
+
+def commands(name: str, folder: Path) -> dict[int, list[str]]:
+    """``chronolog run`` arguments (without runner and output) per length of workload ``name``."""
+    if name in LENGTHS:
+        built = make_workloads(folder, [name], {name: list(LENGTHS[name])}, DATA)[name]
+        extra = [a for b in built.background for a in ("--background", b)] + [a for r in built.rules
+                                                                             for a in ("--rules", r)]
+        return {n: ["run", built.program, *extra, "--stream", path] for n, path in built.streams.items()}
+    case = {c.id: c for c in from_tests.load("golden.py").cases()}[name]
+    out = {}
+    for n in (10_000, 40_000):
+        streams = repeat_streams(case.streams, n, folder)
+        argv = case.arguments(folder / "unused")[:-2]  # without -o
+        for stream, path in case.streams.items():
+            old = f"{stream}={path}" if stream else str(path)
+            argv[argv.index(old)] = f"{stream}={streams[stream]}" if stream else str(streams[stream])
+        out[n] = argv
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", default=",".join([*LENGTHS, *CASES]))
+    args = parser.parse_args()
+
+    import chronolog.spark.runner as spark_runner
+    from chronolog import cli
+    from chronolog.spark.session import spark_session
+
+    summaries: list = []
+    reads: list[float] = []
+    run_spark, read_bounded = spark_runner.run_spark, spark_runner.read_bounded
+
+    def recording(*a, **k):
+        summaries.append(run_spark(*a, **k))
+        return summaries[-1]
+
+    def timed_read(*a, **k):
+        start = time.monotonic()
+        try:
+            return read_bounded(*a, **k)
+        finally:
+            reads.append(time.monotonic() - start)
+
+    spark_runner.run_spark, spark_runner.read_bounded = recording, timed_read
+    start = time.monotonic()
+    spark = spark_session("local[2]")
+    print(f"SparkSession local[2] in {time.monotonic() - start:.1f} s\n", file=sys.stderr)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.workloads.split(","):
+            folder = Path(tmp) / name.replace("/", "-")
+            folder.mkdir()
+            argvs = commands(name, folder)
+            walls: dict[tuple[str, int], float] = {}
+            for n, argv in argvs.items():
+                outputs = {}
+                for runner in ("inprocess", "spark"):
+                    outputs[runner] = folder / f"{runner}-{n}{'.trig' if name in LENGTHS else '.jsonl'}"
+                    t0 = time.monotonic()
+                    code = cli.main([*argv, "-o", str(outputs[runner]), "--runner", runner,
+                                     *(["--master", "local[2]"] if runner == "spark" else [])])
+                    walls[runner, n] = time.monotonic() - t0
+                    if code != 0:
+                        raise SystemExit(f"{name} {runner} {n}: exit {code}")
+                    print(f"  {name} {runner} {n:,}: {walls[runner, n]:.2f} s", file=sys.stderr, flush=True)
+                if summaries[-1].progress:
+                    raise SystemExit(f"{name} {n}: not a bounded run (over its size?)")
+                if sorted(outputs["spark"].read_text().splitlines()) != sorted(
+                        outputs["inprocess"].read_text().splitlines()):
+                    raise SystemExit(f"{name} {n}: Spark's output differs from the in-process one")
+            stages = sorted(_job_stages(spark), key=lambda s: s["id"])[-2:]
+            short, long = sorted(argvs)
+            rate = {r: (long - short) / (walls[r, long] - walls[r, short]) for r in ("inprocess", "spark")}
+            rows.append((name, short, long, rate, reads[-1], stages, walls["spark", long]))
+    print("| program | elements | in-process el/s | Spark el/s | Spark / in-process | longer Spark run s | "
+          "driver reads s | stage 1 (stateless) wall s, task s | stage 2 (keyed) wall s, task s |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    for name, short, long, rate, read, stages, wall in rows:
+        split = [f"{s['wall_ms'] / 1000:.2f}, {s['task_ms'] / 1000:.2f}" for s in stages]
+        print(f"| {name} | {short:,} / {long:,} | {rate['inprocess']:,.0f} | {rate['spark']:,.0f} | "
+              f"{rate['spark'] / rate['inprocess']:.2f} | {wall:.1f} | {read:.2f} | {' | '.join(split)} |")
+
+
+def _job_stages(spark) -> list[dict]:
+    """The stages of the session's jobs so far (from Spark's status store): id, wall and task time."""
+    jvm = spark.sparkContext._jvm
+    store = spark.sparkContext._jsc.sc().statusStore()
+    stages = store.stageList(None, False, False, spark.sparkContext._gateway.new_array(jvm.double, 0),
+                             jvm.java.util.ArrayList())
+    out = []
+    for i in range(stages.size()):
+        st = stages.apply(i)
+        sub, done = st.submissionTime(), st.completionTime()
+        if sub.isDefined() and done.isDefined():
+            out.append({"id": st.stageId(), "wall_ms": done.get().getTime() - sub.get().getTime(),
+                        "task_ms": st.executorRunTime()})
+    return out
+
+
+if __name__ == "__main__":
+    main()
