@@ -193,17 +193,21 @@ def _progress_slim(p) -> dict:
     return out
 
 
-def _stages(spark, run_ids: set[str]) -> list[dict]:
-    """Per stage of this query (from Spark's status store): batch, kind, wall and task time."""
-    import re
-
+def status_stages(spark) -> list:
+    """The session's stages so far, from Spark's status store (JVM ``StageData`` objects)."""
     jvm = spark.sparkContext._jvm
     store = spark.sparkContext._jsc.sc().statusStore()
     stages = store.stageList(None, False, False, spark.sparkContext._gateway.new_array(jvm.double, 0),
                              jvm.java.util.ArrayList())
+    return [stages.apply(i) for i in range(stages.size())]
+
+
+def _stages(spark, run_ids: set[str]) -> list[dict]:
+    """Per stage of this query (from Spark's status store): batch, kind, wall and task time."""
+    import re
+
     out = []
-    for i in range(stages.size()):
-        st = stages.apply(i)
+    for st in status_stages(spark):
         desc = st.description().get() if st.description().isDefined() else ""
         run = re.search(r"runId = ([0-9a-f-]+)", desc)
         batch = re.search(r"batch = (\d+)", desc)

@@ -72,8 +72,8 @@ class Differential:
         inner = self.engine.program.temporal.push_point
 
         def recording(events):
-            for event in events:
-                self.pushed.setdefault(event.end, []).append(event)
+            for pushed in events:
+                self.pushed.setdefault(pushed.end, []).append(pushed)
             return inner(events)
 
         self.engine.program.temporal.push_point = recording  # observe the events and their order

@@ -4,7 +4,6 @@ since both name a firing by its place in the stream. The Spark runs themselves a
 tests/spark/test_run.py."""
 from __future__ import annotations
 
-import json
 import pickle
 from pathlib import Path
 

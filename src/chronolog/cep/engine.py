@@ -146,7 +146,6 @@ class TemporalEngine:
             for event in events:
                 self._late(event)
             return [[] for _ in events]
-        state = self._state
         stored: dict[int, int] = {}  # id(event) -> its sequence number, for the events stored first
         for event in events:
             if event[0] in self._same_time:

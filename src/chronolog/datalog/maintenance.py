@@ -30,7 +30,7 @@ from chronolog.datalog.annotated import INFINITY, AnnotatedStore, Fact as Annota
 from chronolog.datalog.program import Rule
 from chronolog.datalog.reasoner import Reasoner
 from chronolog.errors import ChronologError
-from chronolog.joins import CompiledJoin, Pattern, order
+from chronolog.joins import CompiledJoin, order
 from chronolog.store import TRIPLE, Database, Fact, Layers
 from chronolog.terms import Var
 

@@ -237,7 +237,7 @@ def run_spark_command(args: argparse.Namespace, spec, sources: dict[str, str], m
             lateness=parse_duration(args.lateness, ms_per_unit=unit_ms(spec.options.time_unit)),
             on_error=args.on_error, quarantine=quarantine,
             max_elements_per_batch=args.max_elements_per_batch, partitions=args.partitions, rate=args.rate,
-            progress=progress, monitor=monitor)
+            progress=progress, monitor=monitor, program=program)
     except RunStopped as stopped:
         progress.done(_summary(stopped.summary, late))
         if monitor is not None:

@@ -32,7 +32,7 @@ from typing import Callable, Iterator, Mapping
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program
-from chronolog.program import ATOMS_IN, UNNAMED, ProgramSpec
+from chronolog.program import ATOMS_IN, UNNAMED, Program, ProgramSpec
 from chronolog.program.contract import resolve_stream
 from chronolog.monitor import RunMonitor
 from chronolog.progress import Progress
@@ -231,21 +231,22 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
               max_elements_per_batch: int = 0, partitions: int = 0, rate: float = 0.0,
               progress: Progress | None = None, report: Callable[[str], None] | None = None,
               stop_after: float | None = None, until: Callable[[RunSummary], bool] | None = None,
-              monitor: RunMonitor | None = None) -> RunSummary:
+              monitor: RunMonitor | None = None, program: Program | None = None) -> RunSummary:
     """Run the program of ``spec`` over ``streams`` (one unnamed source, or sources by
     stream name) on Spark until the streams end (available-now), ``stop_after`` seconds
     pass, ``until(summary)`` holds after a batch, or Ctrl-C; outputs go to ``sink``.
 
     With ``checkpoint``, a run that was stopped or killed resumes where it left off, and
     the file and Parquet sinks hold every detection exactly once. ``monitor`` (the live
-    view) hears of every micro-batch's progress, output and skipped element.
+    view) hears of every micro-batch's progress, output and skipped element. ``program``:
+    ``spec`` compiled, when the caller has it already (compiling costs up to a second).
     """
     from chronolog.spark.session import spark_session
 
     streams = {UNNAMED: streams} if isinstance(streams, str) else dict(streams)
     for source in streams.values():
         check_stream_path(source)
-    program = compile_program(spec)  # errors here, on the driver, before Spark starts
+    program = program or compile_program(spec)  # errors here, on the driver, before Spark starts
     plan = program.plan()
     named = {resolve_stream(program, name): source if source.startswith("tcp://") else os.path.abspath(source)
              for name, source in streams.items()}
