@@ -71,22 +71,8 @@ def main() -> None:
         summaries.append(run_spark(*a, **k))
         return summaries[-1]
 
-    def timed_read(*a, **k):
-        start = time.monotonic()
-        try:
-            return read_bounded(*a, **k)
-        finally:
-            reads.append(time.monotonic() - start)
-
-    def timed_handle(*a, **k):
-        start = time.monotonic()
-        try:
-            return handle(*a, **k)
-        finally:
-            sinks.append(time.monotonic() - start)
-
-    spark_runner.run_spark, spark_runner.read_bounded = recording, timed_read
-    spark_runner._BatchHandler.handle = timed_handle
+    spark_runner.run_spark, spark_runner.read_bounded = recording, _timed(read_bounded, reads)
+    spark_runner._BatchHandler.handle = _timed(handle, sinks)
     start = time.monotonic()
     spark = spark_session("local[2]")
     print(f"SparkSession local[2] in {time.monotonic() - start:.1f} s\n", file=sys.stderr)
@@ -131,6 +117,18 @@ def main() -> None:
         print(f"| {name} | {short:,} / {long:,} | {rate['inprocess']:,.0f} | {rate['spark']:,.0f} | "
               f"{rate['spark'] / rate['inprocess']:.2f} | {wall:.1f} | {read:.2f} | {' | '.join(split)} | {sink:.2f} | "
               f"{rest:.2f} |")
+
+
+def _timed(function, seconds: list[float]):
+    """``function``, appending the seconds each call takes to ``seconds``."""
+    def timed(*a, **k):
+        start = time.monotonic()
+        try:
+            return function(*a, **k)
+        finally:
+            seconds.append(time.monotonic() - start)
+
+    return timed
 
 
 def _job_stages(spark) -> list[dict]:
