@@ -203,6 +203,27 @@ def test_firing_names_do_not_depend_on_the_order_of_a_graphs_triples() -> None:
     assert len(outputs) == 2 and "together:10-1-1" in str(outputs)
 
 
+def test_two_rules_firing_on_one_event_have_blank_nodes_of_their_own() -> None:
+    """Both firings are named T-S-1; their blank nodes must still differ, or a reader of
+    the TriG stream (blank node labels are the document's) would see one node in both."""
+    program = """PREFIX : <http://example.org/>
+EVENT Smoke AS SELECT ?s WHERE { ?s :smoke true }
+RULE :Alarm
+  DEFINE { ?s :alarm _:b . }
+  FROM Smoke
+  WITH ?s = Smoke.s
+RULE <http://example.org/x/Alarm-2>
+  DEFINE { ?s :alarm _:b . }
+  FROM Smoke
+  WITH ?s = Smoke.s
+"""
+    engine = Engine(program)
+    d = engine.dictionary
+    outputs = engine.push(5, [(d.iri(EX + "s1"), d.iri(EX + "smoke"), d.encode_value(True))])
+    blanks = [o for graph in outputs for _, _, o in engine.program.decode(graph)[1]]
+    assert blanks == ["_:Alarm.5-0-1xb", "_:Alarm_2d2.5-0-1xb"]
+
+
 TEMPLATES = """PREFIX : <http://example.org/>
 EVENT R AS SELECT ?s ?v ?p WHERE { ?s :reads ?v OPTIONAL { ?s :prop ?p } }
 RULE :checked
@@ -227,7 +248,7 @@ def test_define_builds_what_construct_would(tmp_path: Path) -> None:
     outputs = engine.push(1, [(a, reads, d.encode_value(5))]) + engine.push(2, [(a, reads, d.encode_value(6)),
                                                                                  (a, prop, q)])
     got = [(g.time, g.rule, sorted(engine.program.decode(g)[1])) for g in outputs]
-    fresh1, fresh2, blank1, blank2 = "urn:chronolog:checked:1-0-1", "urn:chronolog:checked:2-0-1", "_:c1-0-1xb", "_:c2-0-1xb"
+    fresh1, fresh2, blank1, blank2 = "urn:chronolog:checked:1-0-1", "urn:chronolog:checked:2-0-1", "_:checked.1-0-1xb", "_:checked.2-0-1xb"
     rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     assert got == [
         (1, EX + "checked", sorted([(EX + "a", EX + "p", EX + "a"), (blank1, EX + "of", fresh1),

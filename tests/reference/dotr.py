@@ -9,7 +9,8 @@ point t, from scratch:
 2. an EVENT query's events at t are its solutions over the enriched knowledge that are
    not solutions over the background closure alone (DOTR's delta semantics: facts that
    hold anyway are not events). Solutions are computed over *all* the query's variables by
-   pyoxigraph (an independent SPARQL engine) on a fresh store, subtracted as sets, and only
+   a naive join of the triple patterns (FILTERs by SPARQL 1.1 section 17; no RDF store,
+   since a Datalog model may give a triple a literal subject), subtracted as sets, and only
    then projected (a projection keeps its multiplicity, as SELECT without DISTINCT does);
 3. the events are pushed, one by one, into the naive TESLA evaluator
    (``reference.tesla.ReferenceTesla``) with rules built here from the specs: a WHERE
@@ -38,6 +39,7 @@ blank nodes) are renamed canonically, numeric literals compared by datatype and 
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -339,12 +341,45 @@ def _parse_term(text: str) -> Term:
 
 
 def solutions(query: EventQuery, triples: set[Triple]) -> set[tuple[Term | None, ...]]:
-    """Every solution of the query's pattern (all its variables, sorted), by pyoxigraph."""
-    store = ox.Store()
-    store.extend(ox.Quad(s, p, o, ox.DefaultGraph()) for s, p, o in triples)
+    """Every solution of the query's pattern (all its variables, sorted), matched naively
+    over ``triples``: a Datalog model may hold triples with a literal subject, which no RDF
+    store takes."""
+    rows: list[dict[str, Term]] = [{}]
+    for pattern in query.patterns:
+        rows = [bound for row in rows for t in triples if (bound := _unify(pattern, t, row)) is not None]
     names = query.variables()
-    result = store.query(f"PREFIX : <{EX}> SELECT {' '.join('?' + v for v in names)} WHERE {query.where()}")
-    return {tuple(sol[v] for v in names) for sol in result}
+    return {tuple(row[v] for v in names) for row in rows
+            if all(_holds(row[v], op, k) for v, op, k in query.filters)}
+
+
+def _unify(pattern: tuple[str, str, str], triple: Triple, row: dict[str, Term]) -> dict[str, Term] | None:
+    """``row`` extended so that ``pattern`` matches ``triple``, or None."""
+    bound = dict(row)
+    for text, term in zip(pattern, triple):
+        if not text.startswith("?"):
+            if _parse_term(text) != term:
+                return None
+        elif bound.setdefault(text[1:], term) != term:
+            return None
+    return bound
+
+
+_NUMERIC = {XSD + d for d in ("integer", "decimal", "int", "long", "short", "byte", "nonNegativeInteger")}
+
+
+def _holds(term: Term, op: str, k: int) -> bool:
+    """``FILTER(term op k)`` by SPARQL 1.1 section 17: numbers compare by value; any other
+    term is an error for the ordering operators and for two literals, and RDFterm-equal
+    tells an IRI or blank node apart from the number."""
+    if isinstance(term, ox.Literal) and term.datatype.value in _NUMERIC:
+        return _CMP_VALUE[op](Decimal(term.value), k)
+    if isinstance(term, ox.Literal) or op not in ("=", "!="):
+        return False
+    return op == "!="
+
+
+_CMP_VALUE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+              ">=": operator.ge}
 
 
 @dataclass

@@ -49,7 +49,7 @@ def firing_names(time: int, seq: int, composites: Sequence[cep.Event]) -> Iterat
 
     The name depends on the firing's place in the stream only, not on the process, the
     partition key or what came before, so every runner names a detection alike (its fresh
-    IRI ``urn:chronolog:RULE:NAME``, its blank nodes ``cNAMEx...``)."""
+    IRI ``urn:chronolog:RULE:NAME``, its blank nodes ``RULE.NAMEx...``)."""
     counts: dict[str, int] = {}
     for composite in composites:
         n = counts[composite.type] = counts.get(composite.type, 0) + 1

@@ -30,7 +30,8 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
     """``build(composite, firing)``: the output graph of the firing named ``firing`` (see
     ``firing_names``) of the rule that emits ``emits``, from its composite event, at the
     event's end. Fresh IRIs are ``urn:chronolog:EMITS:FIRING[-VAR]``, blank nodes
-    ``_:cFIRINGxLABEL``, minted in that order (fresh variables first)."""
+    ``_:EMITS.FIRINGxLABEL`` (see :func:`blank_prefix`), minted in that order (fresh
+    variables first)."""
     names: dict[str, str] = {}  # variable -> local
     lines = ["def build(composite, firing):", "    get = composite[3].get"]
     for n, var in enumerate(lowered.fresh):
@@ -51,7 +52,7 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
                     lines.append(f"    {local} = get({value!r})")
             elif kind == "bnode" and value not in blanks:
                 local = blanks[value] = f"b{len(blanks)}"  # type: ignore[index]
-                lines.append(f"    {local} = encode(BlankNode('c' + firing + {'x' + str(value)!r}))")
+                lines.append(f"    {local} = encode(BlankNode({blank_prefix(emits)!r} + firing + {'x' + str(value)!r}))")
     # Two template triples with different constants in one position never build the same
     # triple; when every pair differs so, the triples need no de-duplication.
     triples = lowered.template.triples
@@ -88,3 +89,12 @@ def compile_template(lowered: LoweredRule, emits: str, dictionary: TermDictionar
                  "NamedNode": NamedNode, "BlankNode": BlankNode, "GraphOutput": GraphOutput, "NEW": tuple.__new__}
     exec(compile_generated("\n".join(lines) + "\n", f"DEFINE {emits}"), namespace)
     return namespace["build"]
+
+
+def blank_prefix(emits: str) -> str:
+    """How the blank node labels of a rule's firings start: the rule's name, then a dot.
+    Firing names repeat across rules (two rules firing on one event are both ``T-S-1``),
+    so the name keeps their blank nodes apart, as it does their fresh IRIs. A character
+    a label cannot hold, or that would make two names alike, is written ``_XX`` (hex)."""
+    return "".join(c if c.isascii() and c.isalnum() else "".join(f"_{b:02x}" for b in c.encode("utf-8"))
+                   for c in emits) + "."
