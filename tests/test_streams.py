@@ -17,6 +17,7 @@ from chronolog.streams import (
     TrigWriter,
     detect_stream_format,
     group_time_points,
+    open_stream_writer,
     read_jsonl,
     read_stream,
     read_trig,
@@ -128,6 +129,25 @@ def test_written_streams_read_back_identically(stream, fmt: str, time_datatype: 
     back = list(read_stream(io.BytesIO(out.getvalue()), dictionary, format=fmt))
     per_element = fmt == "jsonl"
     assert canonical(back, dictionary, per_element) == canonical(elements, dictionary, per_element)
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream_contents, st.sampled_from(["trig", "jsonl"]), st.sampled_from(["integer", "dateTime"]))
+def test_writing_an_elements_text_writes_its_triples_bytes(stream, fmt: str, time_datatype: str) -> None:
+    """A Spark sink writes outputs from their N-Triples text (``write_text``, no
+    dictionary); the bytes must be those the in-process writer makes from the triples,
+    duplicates written once, graph names counted alike."""
+    dictionary = TermDictionary()
+    by_terms, by_text = io.BytesIO(), io.BytesIO()
+    with open_stream_writer(by_terms, dictionary, format=fmt, time_datatype=time_datatype) as terms, \
+            open_stream_writer(by_text, dictionary, format=fmt, time_datatype=time_datatype) as text:
+        time = T0
+        for step, graph in stream:
+            time += step
+            terms.write(StreamElement(time, tuple(dict.fromkeys(tuple(map(dictionary.encode, t)) for t in graph))))
+            text.write_text(time, "".join(f"{s} {p} {o} .\n" for s, p, o in graph + graph[:1]))
+    assert by_text.getvalue() == by_terms.getvalue()
+    assert text.count == terms.count == len(stream)
 
 
 def test_trig_writer_names_elements_and_writes_times() -> None:

@@ -238,6 +238,12 @@ def encode_text(
     return map(quad_encoder(dictionary), quads)
 
 
+def ntriples_triples(text: str) -> tuple[Triple, ...]:
+    """The triples of N-Triples ``text`` that chronolog wrote itself (no error positions),
+    each once, as pyoxigraph terms."""
+    return tuple(dict.fromkeys(quad.triple for quad in pyoxigraph.parse(text, RdfFormat.N_TRIPLES)))
+
+
 def parse_terms(texts: Sequence[str]) -> list[Term]:
     """Terms of their N-Triples texts, in order (one pyoxigraph parse for all).
 

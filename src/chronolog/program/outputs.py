@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, NamedTuple, Union
 
-from chronolog.formats import encode_text, parse_terms
+from chronolog.formats import ntriples_triples, parse_terms
 from chronolog.terms import TermDictionary
 
 GRAPHS, SOLUTIONS, ATOMS = "graphs", "solutions", "atoms"
@@ -128,7 +128,9 @@ def render(output: Output, dictionary: TermDictionary) -> tuple[str, str | list[
 def parse_rendered(kind: str, time: int, source: str, body: str | list[str], dictionary: TermDictionary) -> Output:
     """The output :func:`render` wrote, in ``dictionary``'s ids."""
     if kind == GRAPHS:
-        return GraphOutput(time, source, tuple(dict.fromkeys(encode_text(body, dictionary, format="nt"))))  # type: ignore[arg-type]
+        encode = dictionary.encode
+        return GraphOutput(time, source, tuple((encode(t.subject), encode(t.predicate), encode(t.object))
+                                               for t in ntriples_triples(body)))  # type: ignore[arg-type]
     if kind == ATOMS:
         return AtomsOutput(time, tuple(body))
     solutions = []

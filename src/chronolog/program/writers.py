@@ -72,6 +72,11 @@ class GraphWriter(OutputWriter):
         self._stream.write(StreamElement(output.time, output.triples))
         self.count += 1
 
+    def write_rendered(self, time: int, body: str) -> None:
+        """Write a graph as :func:`~chronolog.program.outputs.render` wrote it (N-Triples)."""
+        self._stream.write_text(time, body)
+        self.count += 1
+
     def close(self) -> None:
         self._stream.close()
 

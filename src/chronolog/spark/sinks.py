@@ -27,7 +27,7 @@ from typing import IO, Callable, NamedTuple, Sequence
 from chronolog.errors import ChronologError
 from chronolog.monitor import RunMonitor
 from chronolog.program.outputs import GRAPHS, parse_rendered
-from chronolog.program.writers import open_output_writer
+from chronolog.program.writers import GraphWriter, open_output_writer
 from chronolog.provenance.records import ProvenanceWriter
 from chronolog.streams import StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
@@ -122,8 +122,12 @@ def _write_records(out: IO[bytes], records: Sequence[OutputRecord], kind: str, f
     them unique per firing)."""
     dictionary = TermDictionary()
     with open_output_writer(out, kind, dictionary, format=format) as writer:
-        for r in records:
-            writer.write(parse_rendered(kind, r.time, r.source, r.body, dictionary))
+        if isinstance(writer, GraphWriter):
+            for r in records:
+                writer.write_rendered(r.time, r.body)  # type: ignore[arg-type]
+        else:
+            for r in records:
+                writer.write(parse_rendered(kind, r.time, r.source, r.body, dictionary))
 
 
 class StreamFileSink(Sink):
