@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from typing import Mapping, NamedTuple, Union
 
-from chronolog.formats import ntriples_triples, parse_terms
 from chronolog.terms import TermDictionary
 
 GRAPHS, SOLUTIONS, ATOMS = "graphs", "solutions", "atoms"
@@ -115,37 +114,25 @@ def solution_record(solution: Solution, dictionary: TermDictionary) -> dict[str,
     return record
 
 
+def solution_text(solution: Solution, dictionary: TermDictionary) -> str:
+    """A solution's JSON object as text."""
+    return json.dumps(solution_record(solution, dictionary), ensure_ascii=False)
+
+
 def render(output: Output, dictionary: TermDictionary) -> tuple[str, str | list[str]]:
     """An output as (its rule or query, its body as text): a graph as N-Triples, solutions
     as their JSON records, atoms as their texts. What crosses processes and feeds sinks."""
     if isinstance(output, GraphOutput):
         return output.rule, graph_text(output.triples, dictionary)
     if isinstance(output, SolutionsOutput):
-        return output.query, [json.dumps(solution_record(s, dictionary), ensure_ascii=False) for s in output.solutions]
+        return output.query, [solution_text(s, dictionary) for s in output.solutions]
     return "", list(output.atoms)
 
 
-def parse_rendered(kind: str, time: int, source: str, body: str | list[str], dictionary: TermDictionary) -> Output:
-    """The output :func:`render` wrote, in ``dictionary``'s ids."""
-    if kind == GRAPHS:
-        encode = dictionary.encode
-        return GraphOutput(time, source, tuple((encode(t.subject), encode(t.predicate), encode(t.object))
-                                               for t in ntriples_triples(body)))  # type: ignore[arg-type]
-    if kind == ATOMS:
-        return AtomsOutput(time, tuple(body))
-    solutions = []
-    for text in body:
-        record = json.loads(text)
-        start, end = record.pop("@start", None), record.pop("@end", None)
-        names = list(record)
-        ids = [dictionary.encode(term) for term in parse_terms([record[n] for n in names])]
-        solutions.append(Solution(dict(zip(names, ids)), start, end))
-    return SolutionsOutput(time, source, tuple(solutions))
-
-
-def solutions_line(time: int, records: list[dict[str, object]]) -> str:
-    """One line of a solution stream (without its newline)."""
-    return json.dumps({"time": time, "solutions": records}, ensure_ascii=False)
+def solutions_line(time: int, texts: list[str]) -> str:
+    """One line of a solution stream (without its newline), from its solutions' JSON texts
+    (as :func:`render` writes them): the text ``json.dumps`` makes of the whole line."""
+    return f'{{"time": {time}, "solutions": [{", ".join(texts)}]}}'
 
 
 def atoms_line(time: int, atoms: tuple[str, ...] | list[str]) -> str:

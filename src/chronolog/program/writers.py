@@ -13,7 +13,7 @@ from typing import IO, Union
 from chronolog.errors import ChronologError, ChronologSyntaxError
 from chronolog.program.contract import ATOMS_IN
 from chronolog.program.outputs import (
-    ATOMS, GRAPHS, SOLUTIONS, AtomsOutput, GraphOutput, Output, SolutionsOutput, atoms_line, solution_record,
+    ATOMS, GRAPHS, SOLUTIONS, AtomsOutput, GraphOutput, Output, SolutionsOutput, atoms_line, solution_text,
     solutions_line,
 )
 from chronolog.streams import STREAM_FORMAT_BY_EXTENSION, LateElement, StreamElement, open_stream_writer
@@ -51,6 +51,11 @@ class OutputWriter(ABC):
         """Write one output."""
 
     @abstractmethod
+    def write_rendered(self, time: int, body: str | list[str]) -> None:
+        """Write one output as :func:`~chronolog.program.outputs.render` gave its body (what
+        a Spark sink receives): the same bytes as ``write``, with no dictionary between."""
+
+    @abstractmethod
     def close(self) -> None:
         """Close a file the writer opened; flush one it was given."""
 
@@ -72,9 +77,8 @@ class GraphWriter(OutputWriter):
         self._stream.write(StreamElement(output.time, output.triples))
         self.count += 1
 
-    def write_rendered(self, time: int, body: str) -> None:
-        """Write a graph as :func:`~chronolog.program.outputs.render` wrote it (N-Triples)."""
-        self._stream.write_text(time, body)
+    def write_rendered(self, time: int, body: str | list[str]) -> None:
+        self._stream.write_text(time, body)  # type: ignore[arg-type]
         self.count += 1
 
     def close(self) -> None:
@@ -109,7 +113,10 @@ class SolutionWriter(LineWriter):
 
     def write(self, output: Output) -> None:
         assert isinstance(output, SolutionsOutput)
-        self._line(solutions_line(output.time, [solution_record(s, self._dictionary) for s in output.solutions]))
+        self._line(solutions_line(output.time, [solution_text(s, self._dictionary) for s in output.solutions]))
+
+    def write_rendered(self, time: int, body: str | list[str]) -> None:
+        self._line(solutions_line(time, body))  # type: ignore[arg-type]
 
 
 class AtomWriter(LineWriter):
@@ -118,6 +125,9 @@ class AtomWriter(LineWriter):
     def write(self, output: Output) -> None:
         assert isinstance(output, AtomsOutput)
         self._line(atoms_line(output.time, output.atoms))
+
+    def write_rendered(self, time: int, body: str | list[str]) -> None:
+        self._line(atoms_line(time, body))  # type: ignore[arg-type]
 
 
 def open_output_writer(target: Target, kind: str, dictionary: TermDictionary, *, format: str,

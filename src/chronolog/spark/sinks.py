@@ -26,8 +26,8 @@ from typing import IO, Callable, NamedTuple, Sequence
 
 from chronolog.errors import ChronologError
 from chronolog.monitor import RunMonitor
-from chronolog.program.outputs import GRAPHS, parse_rendered
-from chronolog.program.writers import GraphWriter, open_output_writer
+from chronolog.program.outputs import GRAPHS
+from chronolog.program.writers import open_output_writer
 from chronolog.provenance.records import ProvenanceWriter
 from chronolog.streams import StreamElement, open_stream_writer
 from chronolog.terms import TermDictionary
@@ -120,14 +120,9 @@ class _OnceFile:
 def _write_records(out: IO[bytes], records: Sequence[OutputRecord], kind: str, format: str) -> None:
     """Records through the writer of their kind (blank node labels kept: the pipeline made
     them unique per firing)."""
-    dictionary = TermDictionary()
-    with open_output_writer(out, kind, dictionary, format=format) as writer:
-        if isinstance(writer, GraphWriter):
-            for r in records:
-                writer.write_rendered(r.time, r.body)  # type: ignore[arg-type]
-        else:
-            for r in records:
-                writer.write(parse_rendered(kind, r.time, r.source, r.body, dictionary))
+    with open_output_writer(out, kind, TermDictionary(), format=format) as writer:
+        for r in records:
+            writer.write_rendered(r.time, r.body)
 
 
 class StreamFileSink(Sink):
