@@ -37,7 +37,7 @@ from chronolog.program.contract import resolve_stream
 from chronolog.monitor import RunMonitor
 from chronolog.progress import Progress
 from chronolog.spark.bounded import bounded_results, is_bounded, read_bounded
-from chronolog.spark.buckets import bucket_ids
+from chronolog.spark.buckets import BUCKETS_PER_PARTITION, bucket_ids
 from chronolog.spark.pipeline import END, ERROR, LATE, OUTPUT, Stages, keyed_processor, prepare_stage, record_schema, result_ddl
 from chronolog.spark.sinks import LateFileSink, MonitoredSink, OutputRecord, QuarantineFileSink, Sink
 from chronolog.spark.source import FORMAT_NAME, check_stream_path, register_source
@@ -282,8 +282,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
     try:
         if trigger == "available-now" and temporary and monitor is None and not (rate or max_elements_per_batch) \
                 and stop_after is None and until is None and is_bounded(named):
-            _run_bounded(spark, stages, named, lateness, unit_ms(spec.options.time_unit), partitions, handler,
-                         conf or {}, progress)
+            _run_bounded(spark, stages, named, lateness, unit_ms(spec.options.time_unit), partitions, handler, progress)
         else:
             options = {"lateness": str(lateness), "partitions": str(partitions),
                        "msPerUnit": str(unit_ms(spec.options.time_unit))}
@@ -319,7 +318,7 @@ def run_spark(spec: ProgramSpec, streams: str | Mapping[str, str], sink: Sink, *
 
 
 def _run_bounded(spark, stages: Stages, streams: Mapping[str, str], lateness: int, ms_per_unit: int | Decimal,
-                 partitions: int, handler: _BatchHandler, conf: Mapping[str, str], progress: Progress) -> None:
+                 partitions: int, handler: _BatchHandler, progress: Progress) -> None:
     """Run the program over input small and all there as one batch job (see
     :mod:`chronolog.spark.bounded`), its results handled as one micro-batch's; the progress
     line follows the job's tasks, and Ctrl-C cancels it."""
@@ -327,8 +326,7 @@ def _run_bounded(spark, stages: Stages, streams: Mapping[str, str], lateness: in
     from pyspark.errors.exceptions.captured import CapturedException
 
     runs, elements = read_bounded(streams, lateness, ms_per_unit, partitions)
-    with _sql_conf(spark, conf):
-        keyed = int(spark.conf.get("spark.sql.shuffle.partitions"))  # as a streaming query would have them
+    keyed = len(stages.buckets) // BUCKETS_PER_PARTITION  # the keyed partitions a streaming query would have
     result: list = []
 
     def collect() -> None:
