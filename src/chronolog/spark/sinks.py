@@ -17,6 +17,7 @@ Files are written by the writers of every runner (:mod:`chronolog.program.writer
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import sys
@@ -120,9 +121,12 @@ class _OnceFile:
 def _write_records(out: IO[bytes], records: Sequence[OutputRecord], kind: str, format: str) -> None:
     """Records through the writer of their kind (blank node labels kept: the pipeline made
     them unique per firing)."""
-    with open_output_writer(out, kind, TermDictionary(), format=format) as writer:
+    batch = io.BytesIO()  # written at once: a writer flushes each output, a system call on a file
+    with open_output_writer(batch, kind, TermDictionary(), format=format) as writer:
         for r in records:
             writer.write_rendered(r.time, r.body)
+    out.write(batch.getbuffer())
+    out.flush()
 
 
 class StreamFileSink(Sink):
