@@ -195,13 +195,15 @@ class TermDictionary:
     False
     """
 
-    __slots__ = ("_ids", "_permanent", "_recent", "_values", "_next", "_listeners", "reclaim_floor", "_kept")
+    __slots__ = ("_ids", "_permanent", "_recent", "_values", "_texts", "_next", "_listeners", "reclaim_floor",
+                 "_kept")
 
     def __init__(self) -> None:
         self._ids: dict[Term, int] = {}
         self._permanent: list[Term | None] = []  # ids 0 .. len - 1
         self._recent: dict[int, Term] = {}  # ids from len(_permanent) on, those not reclaimed
         self._values: dict[int, Value] = {}
+        self._texts: dict[int, str] = {}
         self._next = 0
         self._listeners: list[Callable[[], None]] = []
         self.reclaim_floor = 1 << 14  # recent terms below which reclaiming is never due
@@ -252,6 +254,14 @@ class TermDictionary:
             self._values[tid] = cached
         return cached
 
+    def text(self, tid: int) -> str:
+        """The N-Triples text of the term ``tid``, cached after the first call: outputs
+        cross processes and snapshots leave them as text, the same terms again and again."""
+        cached = self._texts.get(tid)
+        if cached is None:
+            cached = self._texts[tid] = str(self.decode(tid))
+        return cached
+
     def encode_value(self, value: object) -> int:
         """The id of the canonical literal of a Python value (see ``literal_of``)."""
         return self.encode(literal_of(value))
@@ -286,12 +296,13 @@ class TermDictionary:
 
         ``live`` must hold every id of a recent term that anything will use again: the
         caller's state, and what it has encoded but not processed yet."""
-        recent, ids, values = self._recent, self._ids, self._values
+        recent, ids, values, texts = self._recent, self._ids, self._values, self._texts
         kept = {tid: recent[tid] for tid in set(live) if tid in recent}
         for tid, term in recent.items():
             if tid not in kept:
                 del ids[term]
                 values.pop(tid, None)
+                texts.pop(tid, None)
         dropped = len(recent) - len(kept)
         self._recent = kept
         self._kept = len(kept)

@@ -17,7 +17,6 @@ nothing ahead, the whole program under one key.
 """
 from __future__ import annotations
 
-import pickle
 from itertools import chain
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -81,13 +80,14 @@ def rule_warnings(rules: Rules) -> list[ProgramWarning]:
 
 
 class Record(NamedTuple):
-    """What the stateless stage hands to keyed state: bytes the program made, with the
-    time point they belong to and their order within it."""
+    """What the stateless stage hands to keyed state: plain data the program made
+    (builtins and decimals: records cross processes as a pickle that loads without running
+    code, :mod:`chronolog.plain`), with the time point it belongs to and its order within it."""
 
     key: str
     time: int
     seq: int
-    payload: bytes
+    payload: object
 
 
 class Prepared(NamedTuple):
@@ -146,6 +146,12 @@ class Program(ABC):
         default) when the program cannot tell: its host then reclaims through the snapshot,
         which names terms by their text (see ``reclaim_terms``)."""
         return None
+
+    def term_text(self, tid: int | None) -> str:
+        """A term id's N-Triples text ("" for None), cached by the dictionary: the wire and
+        snapshot form of terms, and the key of a canonical order that does not depend on
+        how terms happened to be numbered."""
+        return "" if tid is None else self.dictionary.text(tid)
 
     def plan(self) -> "Plan":
         """How the program's work splits on Spark."""
@@ -220,7 +226,7 @@ class GlobalPlan(Plan):
     def prepare(self, time: int, inputs: Inputs) -> Prepared:
         kind, dictionary = self.program.input_kind, self.program.dictionary
         shipped = {name: [element_text(e, kind, dictionary) for e in elements] for name, elements in inputs.items()}
-        return Prepared([Record(GLOBAL_KEY, time, 0, pickle.dumps(shipped, protocol=5))], [])
+        return Prepared([Record(GLOBAL_KEY, time, 0, shipped)], [])
 
     def process(self, key: str, state: bytes | None, records: Sequence[Record]) -> Processed:
         program = self.program
@@ -228,9 +234,8 @@ class GlobalPlan(Plan):
         kind, dictionary = program.input_kind, program.dictionary
         outputs: list[Output] = []
         for record in records:
-            shipped = pickle.loads(record.payload)
             inputs = {name: [element_from_text(e, kind, dictionary) for e in elements]
-                      for name, elements in shipped.items()}
+                      for name, elements in record.payload.items()}  # type: ignore[attr-defined]
             outputs.extend(program.push(record.time, inputs))
         return Processed(program.snapshot(), outputs, None)
 

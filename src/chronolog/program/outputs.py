@@ -99,15 +99,15 @@ def kind_of(output: Output) -> str:
 
 
 def graph_text(triples: tuple[Triple, ...], dictionary: TermDictionary) -> str:
-    """A graph as N-Triples (a term's str() is its N-Triples form)."""
-    decode = dictionary.decode
-    return "".join(f"{decode(s)} {decode(p)} {decode(o)} .\n" for s, p, o in triples)
+    """A graph as N-Triples."""
+    text = dictionary.text
+    return "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in triples)
 
 
 def solution_record(solution: Solution, dictionary: TermDictionary) -> dict[str, object]:
     """A solution as the JSON object of the solution stream format."""
-    decode = dictionary.decode
-    record: dict[str, object] = {name: str(decode(tid)) for name, tid in solution.bindings.items() if tid is not None}
+    text = dictionary.text
+    record: dict[str, object] = {name: text(tid) for name, tid in solution.bindings.items() if tid is not None}
     if solution.start is not None:
         record["@start"] = solution.start
         record["@end"] = solution.end

@@ -9,7 +9,7 @@ from chronolog.terms import TermDictionary
 def as_text(dictionary: TermDictionary, ids: object) -> object:
     """Term ids (nested in lists and tuples) as N-Triples texts."""
     if isinstance(ids, int):
-        return str(dictionary.decode(ids))
+        return dictionary.text(ids)
     if ids is None:
         return None
     return type(ids)(as_text(dictionary, i) for i in ids)  # type: ignore[call-arg, attr-defined]

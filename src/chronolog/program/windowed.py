@@ -24,7 +24,7 @@ import os
 import pickle
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Collection, Mapping, Protocol
 from urllib.parse import unquote, urlparse
 
@@ -153,7 +153,6 @@ class WindowedProgram(Program):
         self.output_kind = SOLUTIONS
         self._evaluating: _Running | None = None  # the query being evaluated (for timestamp)
         self._times: dict[tuple[int, int, int], int] | None = None  # its window triples' latest times
-        self.term_text = lru_cache(maxsize=1 << 16)(lambda t: "" if t is None else str(self.dictionary.decode(t)))
         self.explainer = WindowExplainer(self) if options.provenance else None
 
     def _reasoner(self) -> Reasoner:

@@ -162,6 +162,7 @@ def prepared_rows(stages: Stages, rows: Iterator[dict]) -> Iterator[list[tuple]]
     ids = stages.buckets
     out: list[tuple] = []
     packed: dict[int, list[Record]] = {}  # a bucket's records, shipped as one row
+    bucket: dict[str, int] = {}  # program key -> its bucket (a key recurs at every time point)
     held = 0
     for group in _time_points(rows):
         if len(out) + held >= 4096:  # batches of some size, not one per time point
@@ -190,7 +191,10 @@ def prepared_rows(stages: Stages, rows: Iterator[dict]) -> Iterator[list[tuple]]
                             _diagnostic_body(json.dumps(record), stages.kind), row["place"], None))
         prepared = worker.plan.prepare(first["time"], inputs)
         for r in prepared.records:
-            packed.setdefault(bucket_of(r.key, ids), []).append(r)
+            b = bucket.get(r.key)
+            if b is None:
+                b = bucket[r.key] = bucket_of(r.key, ids)
+            packed.setdefault(b, []).append(r)
         held += len(prepared.records)
         for row, time, source, body, _, _, n, why in worker.rendered(prepared.outputs, ""):
             out.append((PASSTHROUGH_BUCKET, None, time, n, None, row, source, body, None, why))

@@ -146,9 +146,6 @@ class DotrProgram(Program):
         self._now: int | None = None
         self.feedback_limit = feedback_limit
         self._pending: dict[int, dict[Triple, None]] = {}  # FEEDBACK: time -> graphs' triples
-        # a term id's N-Triples text (cached): the canonical order of events, and their wire form on Spark
-        self.term_text = functools.lru_cache(maxsize=1 << 16)(
-            lambda tid: "" if tid is None else str(self.dictionary.decode(tid)))
         self.explainer = DotrExplainer(self) if options.provenance else None
         self.dictionary.pin()  # the program's constants and the background closure stay; the stream's terms go
 

@@ -196,7 +196,6 @@ class EpsparqlProgram(Program):
 
     def _solutions(self, time: int, answers: list[N.Sol]) -> list[Output]:
         assert self.select is not None
-        decode = self.dictionary.decode
         found: dict[tuple, Solution] = {}
         for sol in answers:
             bindings = {str(v): sol.bindings[v] for v in self.select.projection if sol.bindings.get(v) is not None}
@@ -205,7 +204,7 @@ class EpsparqlProgram(Program):
             return []
         ordered = list(found.values())
         if len(ordered) > 1:
-            ordered.sort(key=lambda s: (s.start, sorted((k, str(decode(v))) for k, v in s.bindings.items())))
+            ordered.sort(key=lambda s: (s.start, sorted((k, self.term_text(v)) for k, v in s.bindings.items())))
         output = SolutionsOutput(time, "select", tuple(ordered))
         if self.explainer is None:
             return [output]
@@ -220,8 +219,8 @@ class EpsparqlProgram(Program):
     # -- state --
 
     def snapshot(self) -> bytes:
-        decode = self.dictionary.decode
-        stores = [[({str(v): str(decode(i)) for v, i in sol.bindings.items()}, sol.start, sol.end, N.why_of(sol))
+        text = self.term_text
+        stores = [[({str(v): text(i) for v, i in sol.bindings.items()}, sol.start, sol.end, N.why_of(sol))
                    for sol in store.solutions()] for store in self.stores]
         return pickle.dumps({"now": self.now, "stores": stores}, protocol=5)
 
