@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
+from operator import itemgetter
 from typing import Iterable, Mapping, Sequence
 
 from chronolog.plain import plain_loads
@@ -89,6 +90,9 @@ def unpack(blob: bytes) -> list[Record]:
     return [Record(*r) for r in plain_loads(blob, "bucket's records")]  # type: ignore[union-attr]
 
 
+_TIME_SEQ = itemgetter(1, 2)  # a Record's (time, seq)
+
+
 def apply(plan: Plan, entries: Entries, records: Mapping[str, list[Record]],
           ended: Iterable[str]) -> list[tuple[str, list[Output]]]:
     """Apply each program key's records of a batch (any order; sorted here by time, then
@@ -99,7 +103,7 @@ def apply(plan: Plan, entries: Entries, records: Mapping[str, list[Record]],
     for key in sorted(records.keys() | ended):
         held = entries.get(key)
         state, outputs, expires = plan.process(key, held[0] if held else None,
-                                               sorted(records.get(key, ()), key=lambda r: (r.time, r.seq)))
+                                               sorted(records.get(key, ()), key=_TIME_SEQ))
         if key in ended:
             outputs = outputs + plan.finish(key, state)
             state = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Sequence
 
 from chronolog import cep
@@ -115,19 +116,21 @@ class DotrPlan(Plan):
 
     def _detect(self, group: int, key: str, snapshot: bytes | None,
                 events: list[ShippedEvent]) -> tuple[bytes | None, int | None, list[GraphOutput]]:
-        """Push a key's events; its new state (None: nothing worth keeping), the engine's
-        time, and the output graphs."""
+        """Push a key's events (in time order, then seq: as ``apply`` sorts a key's
+        records, and as ``prepare`` makes them); its new state (None: nothing worth
+        keeping), the engine's time, and the output graphs."""
         program = self.program
         temporal = self.temporal[group]
         temporal.restore(snapshot or self.empty[group])
         attributes = program.attributes
         out = []
-        events = sorted(events, key=lambda e: (e[0], e[1]))
-        for time, at_time in itertools.groupby(events, key=lambda e: e[0]):
+        for time, at_time in itertools.groupby(events, key=itemgetter(0)):
             point = list(at_time)  # a time point's events at once: they may be read within 0 of each other
             fired = temporal.push_point([cep.Event(etype, time, time, _attrs(attributes[etype], values, why))
                                          for _, _, etype, values, why in point])
             for (_, seq, *_), composites in zip(point, fired):
+                if not composites:  # most events complete no pattern
+                    continue
                 for composite, name in firing_names(time, seq, composites):
                     lowered = program.rules[composite.type]
                     attrs = {a: self.term_id(v) if isinstance(v, str) and a not in lowered.aggregated else v
