@@ -116,7 +116,7 @@ class DotrPlan(Plan):
 
     def _detect(self, group: int, key: str, snapshot: bytes | None,
                 events: list[ShippedEvent]) -> tuple[bytes | None, int | None, list[GraphOutput]]:
-        """Push a key's events (in time order, then seq: as ``apply`` sorts a key's
+        """Push a key's events (in time order, then seq: as ``process`` is handed a key's
         records, and as ``prepare`` makes them); its new state (None: nothing worth
         keeping), the engine's time, and the output graphs."""
         program = self.program
