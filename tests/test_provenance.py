@@ -20,7 +20,7 @@ from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
 from chronolog.lang.registry import compile_program, load_spec
 from chronolog.program import Options, ProgramSpec, explanation
-from chronolog.program.outputs import graph_text
+from chronolog.formats import graph_text
 from chronolog.provenance.facts import Derivations
 from chronolog.provenance.records import explain_text, read_records
 from chronolog.provenance.solutions import SolutionSupport

@@ -238,10 +238,11 @@ def encode_text(
     return map(quad_encoder(dictionary), quads)
 
 
-def ntriples_triples(text: str) -> tuple[Triple, ...]:
-    """The triples of N-Triples ``text`` that chronolog wrote itself (no error positions),
-    each once, as pyoxigraph terms."""
-    return tuple(dict.fromkeys(quad.triple for quad in pyoxigraph.parse(text, RdfFormat.N_TRIPLES)))
+def graph_text(triples: Iterable[EncodedTriple], dictionary: TermDictionary) -> str:
+    """Encoded triples as N-Triples: each term's cached text (``TermDictionary.text``), the
+    bytes pyoxigraph's N-Triples serializer writes."""
+    text = dictionary.text
+    return "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in triples)
 
 
 def parse_terms(texts: Sequence[str]) -> list[Term]:

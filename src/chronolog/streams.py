@@ -51,9 +51,8 @@ from .formats import (
     EncodedTriple,
     Output,
     Source,
-    decode_triples,
     encode_text,
-    ntriples_triples,
+    graph_text,
     parse_quads,
     quad_encoder,
     source_name,
@@ -628,13 +627,14 @@ class JsonlWriter(StreamWriter):
     """Writes ``{"time": t, "graph": "<N-Triples>"}`` per element, one per line."""
 
     def write(self, element: StreamElement, source: str | None = None) -> None:
-        self._emit(self._encode(element.time, decode_triples(element.triples, self._dictionary), source))
+        self._emit(self._encode(element.time, graph_text(element.triples, self._dictionary), source))
 
     def write_text(self, time: int, ntriples: str) -> None:
-        self._emit(self._encode(time, ntriples_triples(ntriples), None))
+        # one triple per line (a line break inside a literal is escaped): each line once
+        self._emit(self._encode(time, "".join(f"{line}\n" for line in dict.fromkeys(ntriples.split("\n")) if line),
+                                None))
 
-    def _encode(self, time: int, triples: Iterable[pyoxigraph.Triple], source: str | None) -> bytes:
-        graph = pyoxigraph.serialize(triples, format=RdfFormat.N_TRIPLES).decode("utf-8")
+    def _encode(self, time: int, graph: str, source: str | None) -> bytes:
         stamp: int | str = time_to_datetime(time, ms_per_unit=self._ms_per_unit) if self._as_datetime else time
         record: dict[str, object] = {"time": stamp, "graph": graph}
         if source:

@@ -25,7 +25,8 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 from chronolog.datalog.program import Program as Rules
 from chronolog.errors import ChronologError
 from chronolog.formats import encode_text
-from chronolog.program.outputs import Output, graph_text
+from chronolog.formats import graph_text
+from chronolog.program.outputs import Output
 from chronolog.terms import TermDictionary
 
 RDF, ATOMS_IN = "rdf", "atoms"

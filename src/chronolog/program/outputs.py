@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, NamedTuple, Union
 
+from chronolog.formats import graph_text
 from chronolog.terms import TermDictionary
 
 GRAPHS, SOLUTIONS, ATOMS = "graphs", "solutions", "atoms"
@@ -96,12 +97,6 @@ def kind_of(output: Output) -> str:
     if isinstance(output, SolutionsOutput):
         return SOLUTIONS
     return ATOMS
-
-
-def graph_text(triples: tuple[Triple, ...], dictionary: TermDictionary) -> str:
-    """A graph as N-Triples."""
-    text = dictionary.text
-    return "".join(f"{text(s)} {text(p)} {text(o)} .\n" for s, p, o in triples)
 
 
 def solution_record(solution: Solution, dictionary: TermDictionary) -> dict[str, object]:

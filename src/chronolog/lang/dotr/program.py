@@ -58,7 +58,8 @@ from chronolog.plain import plain_loads
 from chronolog.program import (
     GRAPHS, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
 )
-from chronolog.program.outputs import explained, graph_text
+from chronolog.formats import graph_text
+from chronolog.program.outputs import explained
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
 from chronolog.timeunits import unit_ms
