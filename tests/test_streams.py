@@ -5,9 +5,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pyoxigraph import BlankNode, Literal, NamedNode
+import pyoxigraph
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
 
 from chronolog.errors import ChronologSyntaxError, LateElementError
+from chronolog.formats import graph_text
 from chronolog.streams import (
     JsonlWriter,
     LateElement,
@@ -148,6 +150,17 @@ def test_writing_an_elements_text_writes_its_triples_bytes(stream, fmt: str, tim
             text.write_text(time, "".join(f"{s} {p} {o} .\n" for s, p, o in graph + graph[:1]))
     assert by_text.getvalue() == by_terms.getvalue()
     assert text.count == terms.count == len(stream)
+
+
+@settings(max_examples=100, deadline=None)
+@given(graphs)
+def test_a_graphs_text_is_what_pyoxigraphs_n_triples_serializer_writes(graph) -> None:
+    """JSON Lines elements carry ``graph_text`` (each term's cached text, joined) where
+    they carried pyoxigraph's N-Triples: the bytes must not change."""
+    dictionary = TermDictionary()
+    triples = [tuple(map(dictionary.encode, t)) for t in graph]
+    expected = pyoxigraph.serialize([Triple(*t) for t in graph], format=RdfFormat.N_TRIPLES).decode("utf-8")
+    assert graph_text(triples, dictionary) == expected
 
 
 def test_trig_writer_names_elements_and_writes_times() -> None:
