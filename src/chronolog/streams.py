@@ -553,7 +553,8 @@ class StreamWriter(ABC):
     @abstractmethod
     def write_text(self, time: int, ntriples: str) -> None:
         """Write one element given as N-Triples text that chronolog wrote (a Spark sink's
-        outputs): parsed straight into terms, with no dictionary between (each triple once)."""
+        outputs), with no dictionary between: the bytes ``write`` makes of its triples,
+        each triple once."""
 
     def _emit(self, data: bytes) -> None:
         self._out.write(data)

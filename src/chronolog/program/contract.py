@@ -24,8 +24,7 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from chronolog.datalog.program import Program as Rules
 from chronolog.errors import ChronologError
-from chronolog.formats import encode_text
-from chronolog.formats import graph_text
+from chronolog.formats import encode_text, graph_text
 from chronolog.program.outputs import Output
 from chronolog.terms import TermDictionary
 

@@ -58,16 +58,16 @@ def body_types(kind: str) -> tuple[pa.DataType, str]:
     return pa.list_(pa.string()), "array<string>"
 
 
+RECORD_COLUMNS = ["bucket", "key", "time", "seq", "payload", "row", "source", "body", "place", "why"]
+
+
 def record_schema(kind: str) -> tuple[pa.Schema, str]:
     """The stateless stage's rows: a bucket's records (bucket, payload: ``buckets.pack``) or
     an end row for a key (bucket, key, row END) for the keyed stage, or, under
     ``PASSTHROUGH_BUCKET``, an output or a diagnostic (row, source, body, place, why)."""
     arrow, spark = body_types(kind)
-    schema = pa.schema([
-        ("bucket", pa.int32()), ("key", pa.string()), ("time", pa.int64()), ("seq", pa.int64()),
-        ("payload", pa.binary()), ("row", pa.string()), ("source", pa.string()), ("body", arrow),
-        ("place", pa.string()), ("why", pa.string()),
-    ])
+    schema = pa.schema(list(zip(RECORD_COLUMNS, [pa.int32(), pa.string(), pa.int64(), pa.int64(), pa.binary(),
+                                                 pa.string(), pa.string(), arrow, pa.string(), pa.string()])))
     ddl = (f"bucket int, key string, time long, seq long, payload binary, row string, source string, "
            f"body {spark}, place string, why string")
     return schema, ddl
@@ -235,14 +235,11 @@ RESULT_COLUMNS = ["row", "time", "source", "body", "place", "order", "n", "why"]
 Result = namedtuple("Result", RESULT_COLUMNS)  # a result row (``result_ddl``) outside a DataFrame
 
 
-def _passed_through(frames: list):  # -> pd.DataFrame
-    """The passthrough bucket's rows (outputs of the stateless stage, diagnostics) as result rows."""
-    import pandas as pd
-
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    return pd.DataFrame({"row": frame["row"], "time": frame["time"], "source": frame["source"], "body": frame["body"],
-                         "place": frame["place"], "order": "", "n": frame["seq"], "why": frame["why"]},
-                        columns=RESULT_COLUMNS)
+def _passed_through(columns) -> dict:
+    """The passthrough bucket's rows (outputs of the stateless stage, diagnostics): their
+    record columns (a frame, or a mapping of lists) as result columns."""
+    return {"row": columns["row"], "time": columns["time"], "source": columns["source"], "body": columns["body"],
+            "place": columns["place"], "order": [""] * len(columns["row"]), "n": columns["seq"], "why": columns["why"]}
 
 
 def _applied(stages: Stages, frames: list, entries: buckets.Entries) -> list[tuple]:
@@ -267,9 +264,10 @@ def _applied(stages: Stages, frames: list, entries: buckets.Entries) -> list[tup
 def bucket_results(stages: Stages, bucket: int, rows: list[tuple]) -> list[Result]:
     """A bucket's rows (``record_schema``) of the whole input, applied to empty state, as
     result rows: the keyed stage of a bounded run (:mod:`chronolog.spark.bounded`)."""
+    columns = {name: [r[i] for r in rows] for i, name in enumerate(RECORD_COLUMNS)}
     if bucket == PASSTHROUGH_BUCKET:
-        return [Result(r[5], r[2], r[6], r[7], r[8], "", r[3], r[9]) for r in rows]
-    columns = {"key": [r[1] for r in rows], "payload": [r[4] for r in rows], "row": [r[5] for r in rows]}
+        passed = _passed_through(columns)
+        return [Result(*r) for r in zip(*(passed[c] for c in RESULT_COLUMNS))]
     return [Result(*r) for r in _applied(stages, [columns], {})]
 
 
@@ -289,7 +287,8 @@ def keyed_processor(stages: Stages):  # -> a StatefulProcessor (pyspark imported
         def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
             frames = list(rows)
             if key[0] == PASSTHROUGH_BUCKET:
-                yield _passed_through(frames)
+                frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+                yield pd.DataFrame(_passed_through(frame), columns=RESULT_COLUMNS)
                 return
             stored = self.state.get()
             entries = buckets.decode(stored[0] if stored else None)

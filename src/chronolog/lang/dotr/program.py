@@ -48,7 +48,7 @@ from chronolog import cep
 from chronolog.datalog import reasoner_for
 from chronolog.errors import ChronologError, ChronologSyntaxError, SourceMap
 from chronolog.cep.partition import partition_rules
-from chronolog.formats import encode_text, parse_terms
+from chronolog.formats import encode_text, graph_text, parse_terms
 from chronolog.lang.dotr.explain import DotrExplainer
 from chronolog.lang.dotr.lowering import LoweredRule, Lowering, firing_names, value_decoder
 from chronolog.lang.dotr.syntax import DotrTree, parse_dotr
@@ -58,7 +58,6 @@ from chronolog.plain import plain_loads
 from chronolog.program import (
     GRAPHS, GlobalPlan, GraphOutput, Inputs, Plan, Program, ProgramSpec, ProgramWarning, rule_warnings,
 )
-from chronolog.formats import graph_text
 from chronolog.program.outputs import explained
 from chronolog.sparql.incremental import BackgroundOnlyWarning, StandingQueries
 from chronolog.terms import TermDictionary
