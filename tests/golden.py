@@ -37,7 +37,7 @@ PREFIXES = {
 }
 _IRI = re.compile(r"<(" + "|".join(re.escape(ns) for ns in PREFIXES) + r")([^>]*)>")
 _FRESH = re.compile(r"<urn:chronolog:([^:>]+):(?:-?[0-9]+-[0-9]+-[0-9]+|[0-9A-Za-z]+)(-[^>]*)?>")
-_BLANK = re.compile(r"_:[A-Za-z0-9_]+")
+_BLANK = re.compile(r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?")  # a whole label, dots and dashes inside
 
 
 def canonical(trig: bytes, rename: bool = True) -> list[str]:
